@@ -1,0 +1,70 @@
+import Koa, { type Middleware } from 'koa';
+import Router from '@koa/router';
+import { MethodNotAllowed, NotFound } from '../../../lib/errors.ts';
+import type { Logger } from '../../../lib/logger.ts';
+import type { Renderer } from '../../renderer/src/renderer.ts';
+import { requireSelfHostedKey } from './auth/self-hosted-key.ts';
+import type { ApiConfig } from './config.ts';
+import { errorTranslator } from './errors.ts';
+import { jsonBody } from './json-body.ts';
+import { requestContext } from './request-context.ts';
+import { healthz, readyz } from './routes/health.ts';
+import { screenshotHandler } from './routes/screenshot.ts';
+
+export interface AppDeps {
+  config: ApiConfig;
+  renderer: Renderer;
+  logger: Logger;
+  /** True once SIGTERM arrived: /readyz turns 503 so that load balancers stop sending traffic. */
+  isShuttingDown?: () => boolean;
+}
+
+interface Route {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  path: string;
+  handlers: Middleware[];
+}
+
+export function createApp(deps: AppDeps): Koa {
+  const { config, renderer, logger } = deps;
+  const isShuttingDown = deps.isShuttingDown ?? (() => false);
+
+  const routes: Route[] = [
+    { method: 'GET', path: '/healthz', handlers: [healthz] },
+    { method: 'GET', path: '/readyz', handlers: [readyz(() => renderer.isReady() && !isShuttingDown())] },
+  ];
+  if (config.mode === 'self-hosted') {
+    routes.push({
+      method: 'POST',
+      path: '/screenshot',
+      handlers: [requireSelfHostedKey(config.apiKey), ...jsonBody(config.bodyLimitBytes), screenshotHandler(renderer)],
+    });
+  }
+
+  const app = new Koa();
+  app.use(requestContext(logger));
+  app.use(errorTranslator(logger, config.bodyLimitBytes));
+  app.use(routerFor(routes).routes());
+  app.use(() => {
+    throw new NotFound('Not found: no such route');
+  });
+  return app;
+}
+
+/** Registers each route, then answers 405 with an Allow header for any other method on its path. */
+function routerFor(routes: Route[]): Router {
+  const router = new Router();
+  const methodsByPath = new Map<string, string[]>();
+  for (const route of routes) {
+    router.register(route.path, [route.method], route.handlers);
+    const methods = methodsByPath.get(route.path) ?? [];
+    methods.push(route.method, ...(route.method === 'GET' ? ['HEAD'] : []));
+    methodsByPath.set(route.path, methods);
+  }
+  for (const [path, methods] of methodsByPath) {
+    router.all(path, () => {
+      throw new MethodNotAllowed(methods);
+    });
+  }
+  return router;
+}

@@ -1,0 +1,15 @@
+import type { Middleware } from 'koa';
+import { ServiceUnavailable } from '../../../../lib/errors.ts';
+
+/** GET /healthz: the process is alive and serving. */
+export const healthz: Middleware = (ctx) => {
+  ctx.body = { status: 'ok' };
+};
+
+/** GET /readyz: the browser pool can take a capture now, and the service is not shutting down. */
+export function readyz(isReady: () => boolean): Middleware {
+  return (ctx) => {
+    if (!isReady()) throw new ServiceUnavailable('Not ready: the browser pool is starting or the service is shutting down');
+    ctx.body = { status: 'ready' };
+  };
+}

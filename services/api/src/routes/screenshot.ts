@@ -1,0 +1,90 @@
+import type { Middleware } from 'koa';
+import type { ErrorObject } from 'ajv';
+import { BadRequest } from '../../../../lib/errors.ts';
+import { DEFAULT_PROFILE, PROFILE_NAMES, type ProfileName } from '../../../renderer/src/capture/profiles.ts';
+import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
+import { compileValidator } from '../validation.ts';
+
+export const MAX_URL_LENGTH = 8192;
+export const MIN_WAIT_MS = 1000;
+export const MAX_WAIT_MS = 8000;
+
+/** SPEC 2.1, the screenshot request. */
+export interface ScreenshotBody {
+  url: string;
+  quality?: ProfileName;
+  wait?: number;
+  fullPage?: boolean;
+  removeAds?: boolean;
+}
+
+export const screenshotBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  properties: {
+    url: { type: 'string', format: 'http-url', maxLength: MAX_URL_LENGTH },
+    quality: { type: 'string', enum: [...PROFILE_NAMES] },
+    wait: { type: 'number', minimum: MIN_WAIT_MS, maximum: MAX_WAIT_MS },
+    fullPage: { type: 'boolean' },
+    removeAds: { type: 'boolean' },
+  },
+} as const;
+
+const screenshotMessages = [
+  (e: ErrorObject) => (e.keyword === 'required' && e.params.missingProperty === 'url' ? 'URL is required' : undefined),
+  (e: ErrorObject) =>
+    e.instancePath === '/url'
+      ? e.keyword === 'maxLength'
+        ? `Invalid URL: longer than ${MAX_URL_LENGTH} characters`
+        : 'Invalid URL: a valid http or https URL is required'
+      : undefined,
+  (e: ErrorObject) => (e.instancePath === '/quality' ? `quality must be one of ${PROFILE_NAMES.join(', ')}` : undefined),
+  (e: ErrorObject) => (e.instancePath === '/wait' ? `wait must be a number of milliseconds from ${MIN_WAIT_MS} to ${MAX_WAIT_MS}` : undefined),
+  (e: ErrorObject) => (e.instancePath === '/fullPage' || e.instancePath === '/removeAds' ? `${e.instancePath.slice(1)} must be a boolean` : undefined),
+];
+
+export const validateScreenshotBody = compileValidator<ScreenshotBody>(screenshotBodySchema, screenshotMessages);
+
+/** Applies the spec's defaults: standard quality, removeAds true, fullPage false. */
+export function toCaptureRequest(body: ScreenshotBody): CaptureRequest {
+  return {
+    url: body.url,
+    quality: body.quality ?? DEFAULT_PROFILE,
+    ...(body.wait !== undefined ? { wait: body.wait } : {}),
+    fullPage: body.fullPage ?? false,
+    removeAds: body.removeAds ?? true,
+  };
+}
+
+/** POST /screenshot: validates, captures, and answers with SPEC 2.2's result. */
+export function screenshotHandler(renderer: Renderer): Middleware {
+  return async (ctx) => {
+    const started = performance.now();
+    const request = toCaptureRequest(validateScreenshotBody(ctx.request.body));
+
+    // A client that goes away cancels its capture.
+    const clientGone = new AbortController();
+    const onClose = () => {
+      if (!ctx.res.writableFinished) clientGone.abort(new BadRequest('client closed the request'));
+    };
+    ctx.res.once('close', onClose);
+    try {
+      const result = await renderer.capture(request, { signal: clientGone.signal });
+      ctx.body = {
+        success: true,
+        image: `data:image/png;base64,${result.png.toString('base64')}`,
+        url: request.url,
+        quality: request.quality,
+        width: result.width,
+        height: result.height,
+        fileSize: result.fileSize,
+        processingTimeMs: Math.round(performance.now() - started),
+        waitMs: result.waitMs,
+        ...(request.fullPage ? { truncated: result.truncated } : {}),
+      };
+    } finally {
+      ctx.res.off('close', onClose);
+    }
+  };
+}

@@ -1,0 +1,35 @@
+import { Ajv, type ErrorObject, type JSONSchemaType, type ValidateFunction } from 'ajv';
+import { BadRequest } from '../../../lib/errors.ts';
+
+/**
+ * One ajv instance for the whole API: every error reported, no type coercion, and unknown fields
+ * rejected by the schemas themselves (additionalProperties: false), never silently dropped.
+ */
+export const ajv = new Ajv({ allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false, strict: true });
+
+ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
+
+export function isHttpUrl(value: string): boolean {
+  if (value !== value.trim()) return false;
+  const url = URL.parse(value);
+  return url !== null && (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+}
+
+/** Per-field texts for the failures a client can cause; the first matching rule wins. */
+export type MessageRule = (error: ErrorObject) => string | undefined;
+
+export function compileValidator<T>(schema: JSONSchemaType<T> | object, rules: MessageRule[]): (body: unknown) => T {
+  const validate = ajv.compile(schema) as ValidateFunction<T>;
+  return (body) => {
+    if (validate(body)) return body;
+    const messages = (validate.errors ?? []).map((error) => rules.map((rule) => rule(error)).find(Boolean) ?? describe(error));
+    throw new BadRequest([...new Set(messages)].join('; '));
+  };
+}
+
+function describe(error: ErrorObject): string {
+  if (error.keyword === 'additionalProperties') return `Unknown field: "${String(error.params.additionalProperty)}"`;
+  if (error.keyword === 'type' && error.instancePath === '') return 'Request body must be a JSON object';
+  const field = error.instancePath.replace(/^\//, '').replaceAll('/', '.') || 'body';
+  return `${field} ${error.message ?? 'is invalid'}`;
+}

@@ -1,0 +1,39 @@
+/**
+ * The renderer's contract. The API talks to a Renderer, whether it runs in-process (the pool in
+ * pool.ts) or, later, behind HTTP: every field here is plain data so that it crosses a wire as is.
+ */
+import type { ProfileName } from './capture/profiles.ts';
+
+export interface CaptureRequest {
+  url: string;
+  quality: ProfileName;
+  /** Extra wait in ms after load (1000..8000). Absent: the service decides when the page is ready. */
+  wait?: number;
+  fullPage: boolean;
+  removeAds: boolean;
+}
+
+export interface CaptureResult {
+  png: Buffer;
+  /** Read from the PNG's IHDR chunk, never copied from the profile. */
+  width: number;
+  height: number;
+  fileSize: number;
+  /** True when a full-page capture was cut at the height cap. */
+  truncated: boolean;
+  /** How long the service waited after the load event before taking the picture. */
+  waitMs: number;
+}
+
+export interface CaptureOptions {
+  /** Aborts a queued or running capture, e.g. when the client goes away. */
+  signal?: AbortSignal;
+}
+
+export interface Renderer {
+  capture(request: CaptureRequest, options?: CaptureOptions): Promise<CaptureResult>;
+  /** True once a browser is up and a warm context is ready for the first capture. */
+  isReady(): boolean;
+  /** Finishes the captures in flight, then closes Chromium. */
+  close(): Promise<void>;
+}
