@@ -52,11 +52,20 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
   const log = logger.child({ component: 'renderer' });
   let ready = false;
   let closing = false;
+  let launches = 0;
+  let crashes = 0;
+  let inFlight = 0;
 
   const cluster: Cluster<CaptureJob, CaptureResult> = await Cluster.launch({
     concurrency: warmContextConcurrency({
-      onLaunch: (browser) => log.info({ pid: browser.process()?.pid }, 'Launched Chromium'),
-      onDisconnect: (browser) => log.warn({ pid: browser.process()?.pid }, 'Lost Chromium; the next capture relaunches it'),
+      onLaunch: (browser) => {
+        launches += 1;
+        log.info({ pid: browser.process()?.pid }, 'Launched Chromium');
+      },
+      onDisconnect: (browser) => {
+        crashes += 1;
+        log.warn({ pid: browser.process()?.pid }, 'Lost Chromium; the next capture relaunches it');
+      },
       preparePage: (page) => emulateProfile(page, PROFILES.standard),
     }),
     maxConcurrency: config.concurrency,
@@ -71,7 +80,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
   const limits = { navigationTimeoutMs: config.navigationTimeoutMs, fullPageMaxHeight: config.fullPageMaxHeight };
   const task = ({ page, data }: { page: Page; data: CaptureJob }) => {
     data.signal?.throwIfAborted();
-    return capturePage(page, data.request, limits, data.signal);
+    return capturePage(page, data.request, limits, undefined, data.signal);
   };
 
   // Start every worker now, so each holds a warm context before the first request arrives.
@@ -82,8 +91,17 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
   return {
     isReady: () => ready && !closing,
 
+    stats: () => ({
+      capacity: config.concurrency,
+      inFlight: Math.min(inFlight, config.concurrency),
+      queued: Math.max(0, inFlight - config.concurrency),
+      browserRestarts: Math.max(0, launches - 1),
+      browserCrashes: crashes,
+    }),
+
     async capture(request: CaptureRequest, options: CaptureOptions = {}): Promise<CaptureResult> {
       if (closing) throw new CaptureFailed('Screenshot generation failed: the renderer is shutting down');
+      inFlight += 1;
       try {
         return await cluster.execute({ request, signal: options.signal }, task);
       } catch (err) {
@@ -95,6 +113,8 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
         }
         log.error({ err, host: hostOf(request.url) }, 'Capture failed');
         throw new CaptureFailed();
+      } finally {
+        inFlight -= 1;
       }
     },
 

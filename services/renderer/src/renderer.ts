@@ -30,10 +30,25 @@ export interface CaptureOptions {
   signal?: AbortSignal;
 }
 
+/** A point-in-time view of the pool, for /metrics and for capacity decisions. */
+export interface RendererStats {
+  /** Captures that can run at once. */
+  capacity: number;
+  /** Captures running now. */
+  inFlight: number;
+  /** Captures admitted and waiting for a slot. */
+  queued: number;
+  /** Chromium launches after the first, for any reason (crash, recycle). */
+  browserRestarts: number;
+  /** Chromium exits nobody asked for. */
+  browserCrashes: number;
+}
+
 export interface Renderer {
   capture(request: CaptureRequest, options?: CaptureOptions): Promise<CaptureResult>;
   /** True once a browser is up and a warm context is ready for the first capture. */
   isReady(): boolean;
+  stats(): RendererStats;
   /** Finishes the captures in flight, then closes Chromium. */
   close(): Promise<void>;
 }

@@ -12,6 +12,12 @@ export interface CaptureLimits {
   fullPageMaxHeight: number;
 }
 
+/** What `removeAds: true` does to a page: set up before navigation, clean up once it is ready. */
+export interface PageCleaner {
+  beforeNavigation(page: Page): Promise<void>;
+  beforeScreenshot(page: Page): Promise<void>;
+}
+
 /** The profile each warm page currently emulates, so that a page already at the right one is not reset. */
 const emulatedProfiles = new WeakMap<Page, Profile>();
 
@@ -26,9 +32,16 @@ export async function emulateProfile(page: Page, profile: Profile): Promise<void
 }
 
 /** Renders one request on a page that belongs to a fresh browser context. */
-export async function capturePage(page: Page, request: CaptureRequest, limits: CaptureLimits, signal?: AbortSignal): Promise<CaptureResult> {
+export async function capturePage(
+  page: Page,
+  request: CaptureRequest,
+  limits: CaptureLimits,
+  cleaner: PageCleaner | undefined,
+  signal?: AbortSignal,
+): Promise<CaptureResult> {
   const profile = PROFILES[request.quality];
   await emulateProfile(page, profile);
+  if (request.removeAds) await cleaner?.beforeNavigation(page);
   await navigate(page, request.url, limits.navigationTimeoutMs, signal);
 
   const waitStarted = performance.now();
@@ -38,6 +51,7 @@ export async function capturePage(page: Page, request: CaptureRequest, limits: C
     await settle(page);
   }
   const waitMs = Math.round(performance.now() - waitStarted);
+  if (request.removeAds) await cleaner?.beforeScreenshot(page);
 
   const { png, truncated } = await screenshot(page, profile, request.fullPage, limits.fullPageMaxHeight);
   const { width, height } = readPngSize(png);
