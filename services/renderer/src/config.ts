@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { readBool, readInt, readList, readString, type Env } from '../../../lib/env.ts';
+import { readBool, readInt, readList, readOptionalString, readString, type Env } from '../../../lib/env.ts';
 import { parseNetworkAllowlist, type NetworkAllowlist } from '../../../lib/network-allowlist.ts';
 
 export interface RendererConfig {
@@ -37,5 +37,31 @@ export function loadRendererConfig(env: Env): RendererConfig {
     captureTimeoutMs: readInt(env, 'CAPTURE_TIMEOUT_MS', navigationTimeoutMs + 8000 + 15_000, { min: 2000 }),
     fullPageMaxHeight: readInt(env, 'FULL_PAGE_MAX_HEIGHT', 16_384, { min: 100, max: 32_768 }),
     networkAllowlist: parseNetworkAllowlist(readList(env, 'PRIVATE_NETWORK_ALLOWLIST')),
+  };
+}
+
+/** The renderer as its own process (main.ts): where it listens, and what it asks of its callers. */
+export interface RendererServiceConfig {
+  host: string;
+  port: number;
+  /** When set, POST /v1/captures needs `Authorization: Bearer <token>`; probes and /metrics stay open. */
+  token: string | undefined;
+  bodyLimitBytes: number;
+  maxHeaderBytes: number;
+  shutdownTimeoutMs: number;
+  logLevel: string;
+  renderer: RendererConfig;
+}
+
+export function loadRendererServiceConfig(env: Env): RendererServiceConfig {
+  return {
+    host: readString(env, 'HOST', '0.0.0.0'),
+    port: readInt(env, 'RENDERER_PORT', 3001, { min: 0, max: 65_535 }),
+    token: readOptionalString(env, 'RENDERER_TOKEN'),
+    bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 64 * 1024, { min: 1024, max: 10 * 1024 * 1024 }),
+    maxHeaderBytes: readInt(env, 'MAX_HEADER_BYTES', 16 * 1024, { min: 1024, max: 64 * 1024 }),
+    shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 60_000, { min: 0 }),
+    logLevel: readString(env, 'LOG_LEVEL', 'info'),
+    renderer: loadRendererConfig(env),
   };
 }

@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { ErrorObject } from 'ajv';
-import { BadRequest } from '../../../../lib/errors.ts';
+import { abortWhenClientGoes } from '../../../../lib/http/client-gone.ts';
 import { DEFAULT_PROFILE, PROFILE_NAMES, type ProfileName } from '../../../renderer/src/capture/profiles.ts';
 import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
 import { compileValidator } from '../validation.ts';
@@ -64,13 +64,9 @@ export function screenshotHandler(renderer: Renderer): Middleware {
     const request = toCaptureRequest(validateScreenshotBody(ctx.request.body));
 
     // A client that goes away cancels its capture.
-    const clientGone = new AbortController();
-    const onClose = () => {
-      if (!ctx.res.writableFinished) clientGone.abort(new BadRequest('client closed the request'));
-    };
-    ctx.res.once('close', onClose);
+    const clientGone = abortWhenClientGoes(ctx);
     try {
-      const result = await renderer.capture(request, { signal: clientGone.signal });
+      const result = await renderer.capture(request, { signal: clientGone.signal, requestId: ctx.state.requestId });
       ctx.body = {
         success: true,
         image: `data:image/png;base64,${result.png.toString('base64')}`,
@@ -84,7 +80,7 @@ export function screenshotHandler(renderer: Renderer): Middleware {
         ...(request.fullPage ? { truncated: result.truncated } : {}),
       };
     } finally {
-      ctx.res.off('close', onClose);
+      clientGone.dispose();
     }
   };
 }
