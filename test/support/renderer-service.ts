@@ -20,7 +20,7 @@ export interface RendererService {
   close(): Promise<void>;
 }
 
-export async function startRendererService(pool: Renderer, options: { token?: string; logger?: Logger } = {}): Promise<RendererService> {
+export async function startRendererService(pool: Renderer, options: { token?: string; logger?: Logger; port?: number } = {}): Promise<RendererService> {
   const registry = createRegistry({ processMetrics: false });
   let shuttingDown = false;
   const app = createRendererServer({
@@ -32,7 +32,7 @@ export async function startRendererService(pool: Renderer, options: { token?: st
     isShuttingDown: () => shuttingDown,
   });
   const server = http.createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     app,
