@@ -1,16 +1,21 @@
 /**
  * make bench: capture latency and throughput of the service against a floor, in one run, on the
  * same fixture page. The floor is a bare puppeteer `goto` + `screenshot` on an already open page,
- * in a Chromium launched with the same flags. Prints figures and ratios; asserts nothing.
+ * in a Chromium launched with the same flags. The remote row sends the same captures through the
+ * renderer service in its own process (RENDERER_URL), to show what the HTTP hop costs. Prints
+ * figures and ratios; asserts nothing.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import puppeteer from 'puppeteer-core';
-import { createLogger } from '../lib/logger.ts';
+import { createLogger, type Logger } from '../lib/logger.ts';
 import { createApp } from '../services/api/src/app.ts';
 import { loadApiConfig } from '../services/api/src/config.ts';
 import { chromiumLaunchOptions, createChromiumRenderer } from '../services/renderer/src/pool.ts';
-import { startFixtureServer } from '../test/support/fixture-server.ts';
+import { createRemoteRenderer } from '../services/api/src/remote-renderer.ts';
+import type { Renderer } from '../services/renderer/src/renderer.ts';
+import { closedPort, startFixtureServer } from '../test/support/fixture-server.ts';
+import { RENDERER_MAIN, startServiceProcess } from '../test/support/processes.ts';
 import { fmt, median, percentile, runConcurrently } from './stats.ts';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 40);
@@ -18,7 +23,8 @@ const WARMUP = 5;
 
 const fixtures = await startFixtureServer();
 const pageUrl = fixtures.url('/simple');
-const config = loadApiConfig({ ...process.env, PRIVATE_NETWORK_ALLOWLIST: '127.0.0.0/8', RENDER_CONCURRENCY: process.env.RENDER_CONCURRENCY ?? '2' });
+const BENCH_ENV = { PRIVATE_NETWORK_ALLOWLIST: '127.0.0.0/8', RENDER_CONCURRENCY: process.env.RENDER_CONCURRENCY ?? '2' };
+const config = loadApiConfig({ ...process.env, ...BENCH_ENV });
 
 async function measureFloor() {
   const browser = await puppeteer.launch(chromiumLaunchOptions(config.renderer));
@@ -38,9 +44,30 @@ async function measureFloor() {
   }
 }
 
-async function measureService(body: Record<string, unknown>) {
+/**
+ * The renderer the API dispatches to: the in-process pool, or (remote) the renderer service in its
+ * own process on loopback, reached over HTTP by the same RemoteRenderer that RENDERER_URL selects.
+ */
+async function startDispatch(dispatch: 'in-process' | 'remote', logger: Logger): Promise<{ renderer: Renderer; close(): Promise<void> }> {
+  if (dispatch === 'in-process') {
+    const renderer = await createChromiumRenderer({ ...config.renderer, concurrency: 4 }, logger);
+    return { renderer, close: () => renderer.close() };
+  }
+  const service = await startServiceProcess(RENDERER_MAIN, { ...BENCH_ENV, RENDER_CONCURRENCY: '4', LOG_LEVEL: 'warn' }, { port: await closedPort() });
+  const remote = loadApiConfig({ ...process.env, ...BENCH_ENV, RENDERER_URL: service.base }).remoteRenderer;
+  const renderer = await createRemoteRenderer(remote!, logger);
+  return {
+    renderer,
+    close: async () => {
+      await renderer.close();
+      await service.stop();
+    },
+  };
+}
+
+async function measureService(body: Record<string, unknown>, dispatch: 'in-process' | 'remote' = 'in-process') {
   const logger = createLogger({ level: 'warn' });
-  const renderer = await createChromiumRenderer({ ...config.renderer, concurrency: 4 }, logger);
+  const { renderer, close } = await startDispatch(dispatch, logger);
   const server = http.createServer(createApp({ config, renderer, logger }).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/screenshot`;
@@ -57,7 +84,7 @@ async function measureService(body: Record<string, unknown>) {
     return { medianMs: median(c1.durations), p95Ms: percentile(c1.durations, 95), c1PerSecond: c1.perSecond, c2PerSecond: c2.perSecond, c4PerSecond: c4.perSecond };
   } finally {
     server.close();
-    await renderer.close();
+    await close();
   }
 }
 
@@ -65,16 +92,21 @@ console.log(`Viewfinder capture bench: ${SAMPLES} samples per figure, page ${pag
 const floor = await measureFloor();
 const service = await measureService({ quality: 'standard', removeAds: false });
 const serviceDefaults = await measureService({});
+const remote = await measureService({ quality: 'standard', removeAds: false }, 'remote');
 
 const rows: [string, string, string, string, string, string][] = [
   ['', 'median ms', 'p95 ms', 'c=1 /s', 'c=2 /s', 'c=4 /s'],
   ['floor (bare puppeteer)', fmt(floor.medianMs), fmt(floor.p95Ms), fmt(floor.c1PerSecond), fmt(floor.c2PerSecond), '-'],
   ['service, removeAds:false', fmt(service.medianMs), fmt(service.p95Ms), fmt(service.c1PerSecond), fmt(service.c2PerSecond), fmt(service.c4PerSecond)],
   ['service, default options', fmt(serviceDefaults.medianMs), fmt(serviceDefaults.p95Ms), fmt(serviceDefaults.c1PerSecond), fmt(serviceDefaults.c2PerSecond), fmt(serviceDefaults.c4PerSecond)],
+  ['remote renderer, removeAds:false', fmt(remote.medianMs), fmt(remote.p95Ms), fmt(remote.c1PerSecond), fmt(remote.c2PerSecond), fmt(remote.c4PerSecond)],
 ];
-for (const row of rows) console.log(row[0].padEnd(28) + row.slice(1).map((cell) => cell.padStart(11)).join(''));
+for (const row of rows) console.log(row[0].padEnd(34) + row.slice(1).map((cell) => cell.padStart(11)).join(''));
 console.log('');
 console.log(`latency ratio, service/floor (target <= 1.15):          ${fmt(service.medianMs / floor.medianMs, 2)}  (default options: ${fmt(serviceDefaults.medianMs / floor.medianMs, 2)})`);
 console.log(`throughput ratio at c=2, service/floor (target >= 0.8): ${fmt(service.c2PerSecond / floor.c2PerSecond, 2)}  (default options: ${fmt(serviceDefaults.c2PerSecond / floor.c2PerSecond, 2)})`);
+console.log(
+  `remote path overhead (API -> renderer over HTTP on loopback, vs in-process, removeAds:false): median +${fmt(remote.medianMs - service.medianMs)} ms (x${fmt(remote.medianMs / service.medianMs, 2)}), p95 +${fmt(remote.p95Ms - service.p95Ms)} ms, throughput at c=4 x${fmt(remote.c4PerSecond / service.c4PerSecond, 2)}`,
+);
 
 await fixtures.close();

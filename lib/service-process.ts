@@ -58,7 +58,11 @@ export function runService(options: ServiceOptions): http.Server {
     }, options.shutdownTimeoutMs);
     forced.unref();
     // Stop accepting connections; the callback fires once every request in flight has been answered.
+    // A kept-alive connection goes idle only once its response is sent: close those as they do, not
+    // after keepAliveTimeout.
+    const closeIdle = setInterval(() => server.closeIdleConnections(), 100);
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    clearInterval(closeIdle);
     await options.close();
     logger.info('Shut down cleanly');
     process.exit(0);

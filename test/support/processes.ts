@@ -19,11 +19,13 @@ export interface ServiceProcess {
 
 /**
  * Spawns `main` with PORT/RENDERER_PORT 0 and waits for its "Listening" log line, which carries the
- * port the kernel chose, then for its /readyz to answer 200.
+ * port the kernel chose (or listens on `options.port`), then for its /readyz to answer 200.
  */
-export async function startServiceProcess(main: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
+export async function startServiceProcess(main: string, env: Record<string, string> = {}, options: { port?: number } = {}): Promise<ServiceProcess> {
+  // With a port chosen by the caller, the service may log below info: readiness alone is awaited.
+  const port = String(options.port ?? 0);
   const child = spawn(process.execPath, [main], {
-    env: { ...process.env, ...TEST_ENV, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0', RENDERER_PORT: '0', ...env },
+    env: { ...process.env, ...TEST_ENV, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: port, RENDERER_PORT: port, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -39,10 +41,10 @@ export async function startServiceProcess(main: string, env: Record<string, stri
     return code as number | null;
   };
   try {
-    const port = await waitForListening(child, () => output);
-    const base = `http://127.0.0.1:${port}`;
+    const listening = options.port ?? (await waitForListening(child, () => output));
+    const base = `http://127.0.0.1:${listening}`;
     await waitForReady(base, child, () => output);
-    return { child, port, base, output: () => output, stop };
+    return { child, port: listening, base, output: () => output, stop };
   } catch (err) {
     await stop(1000);
     throw err;
