@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
-import { ConfigError } from './env.ts';
+import { ConfigError, readInt, readString, type Env } from './env.ts';
 import type { Logger } from './logger.ts';
 
 export function loadConfigOrExit<T>(load: () => T): T {
@@ -20,12 +20,31 @@ export function loadConfigOrExit<T>(load: () => T): T {
   }
 }
 
-export interface ServiceOptions {
+/** What every HTTP service reads: where it listens, its request limits, shutdown and logging. */
+export interface HttpServiceConfig {
   host: string;
   port: number;
+  bodyLimitBytes: number;
   maxHeaderBytes: number;
-  /** How long a signal waits for requests in flight before exiting 1 regardless. */
+  /** How long SIGTERM waits for requests in flight before exiting 1 regardless. */
   shutdownTimeoutMs: number;
+  logLevel: string;
+}
+
+/** `portVariable` differs per service (PORT, RENDERER_PORT) so that both can run on one machine. */
+export function loadHttpServiceConfig(env: Env, portVariable: string, defaultPort: number): HttpServiceConfig {
+  return {
+    host: readString(env, 'HOST', '0.0.0.0'),
+    port: readInt(env, portVariable, defaultPort, { min: 0, max: 65_535 }),
+    bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 64 * 1024, { min: 1024, max: 10 * 1024 * 1024 }),
+    maxHeaderBytes: readInt(env, 'MAX_HEADER_BYTES', 16 * 1024, { min: 1024, max: 64 * 1024 }),
+    shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 60_000, { min: 0 }),
+    logLevel: readString(env, 'LOG_LEVEL', 'info'),
+  };
+}
+
+export interface ServiceOptions {
+  config: HttpServiceConfig;
   logger: Logger;
   /** Extra fields for the "Listening" line (never a secret). */
   describe: Record<string, unknown>;
@@ -36,14 +55,14 @@ export interface ServiceOptions {
 }
 
 export function runService(options: ServiceOptions): http.Server {
-  const { logger } = options;
+  const { logger, config } = options;
   let shuttingDown = false;
   const app = options.createApp(() => shuttingDown);
-  const server = http.createServer({ maxHeaderSize: options.maxHeaderBytes }, app.callback());
+  const server = http.createServer({ maxHeaderSize: config.maxHeaderBytes }, app.callback());
   // Longer than a client's idle keep-alive (remote-renderer.ts uses 4 s), so that the client, not
   // the server, closes an idle connection and no request is written onto a socket being closed.
   server.keepAliveTimeout = 10_000;
-  server.listen(options.port, options.host, () => {
+  server.listen(config.port, config.host, () => {
     const { port } = server.address() as AddressInfo;
     logger.info({ ...options.describe, port }, 'Listening');
   });
@@ -53,9 +72,9 @@ export function runService(options: ServiceOptions): http.Server {
     shuttingDown = true;
     logger.info({ signal }, 'Shutting down: finishing requests in flight');
     const forced = setTimeout(() => {
-      logger.error({ timeoutMs: options.shutdownTimeoutMs }, 'Shutdown timed out; exiting');
+      logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'Shutdown timed out; exiting');
       process.exit(1);
-    }, options.shutdownTimeoutMs);
+    }, config.shutdownTimeoutMs);
     forced.unref();
     // Stop accepting connections; the callback fires once every request in flight has been answered.
     // A kept-alive connection goes idle only once its response is sent: close those as they do, not

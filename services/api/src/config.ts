@@ -1,20 +1,14 @@
-import { ConfigError, readEnum, readInt, readList, readOptionalString, readString, type Env } from '../../../lib/env.ts';
+import { ConfigError, readEnum, readInt, readList, readOptionalString, type Env } from '../../../lib/env.ts';
+import { loadHttpServiceConfig, type HttpServiceConfig } from '../../../lib/service-process.ts';
 import { loadRendererConfig, type RendererConfig } from '../../renderer/src/config.ts';
 
 export const MODES = ['self-hosted', 'hosted'] as const;
 export type Mode = (typeof MODES)[number];
 
-export interface ApiConfig {
+export interface ApiConfig extends HttpServiceConfig {
   mode: Mode;
-  host: string;
-  port: number;
   /** Self-hosted only: when set, every capture must carry this key. */
   apiKey: string | undefined;
-  bodyLimitBytes: number;
-  maxHeaderBytes: number;
-  /** How long SIGTERM waits for captures in flight before closing Chromium regardless. */
-  shutdownTimeoutMs: number;
-  logLevel: string;
   renderer: RendererConfig;
   /** Set when RENDERER_URL is: captures go to renderer services over HTTP instead of an in-process pool. */
   remoteRenderer: RemoteRendererConfig | undefined;
@@ -36,14 +30,9 @@ export interface RemoteRendererConfig {
 export function loadApiConfig(env: Env): ApiConfig {
   const renderer = loadRendererConfig(env);
   return {
+    ...loadHttpServiceConfig(env, 'PORT', 3000),
     mode: readEnum(env, 'MODE', MODES, 'self-hosted'),
-    host: readString(env, 'HOST', '0.0.0.0'),
-    port: readInt(env, 'PORT', 3000, { min: 0, max: 65_535 }),
     apiKey: readOptionalString(env, 'API_KEY'),
-    bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 64 * 1024, { min: 1024, max: 10 * 1024 * 1024 }),
-    maxHeaderBytes: readInt(env, 'MAX_HEADER_BYTES', 16 * 1024, { min: 1024, max: 64 * 1024 }),
-    shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 60_000, { min: 0 }),
-    logLevel: readString(env, 'LOG_LEVEL', 'info'),
     renderer,
     remoteRenderer: loadRemoteRendererConfig(env, renderer.captureTimeoutMs),
   };

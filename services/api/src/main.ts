@@ -29,10 +29,7 @@ const logger = createLogger({ level: config.logLevel, name: 'viewfinder-api' });
 try {
   const { renderer, rendererRegistry } = await createRenderer(config, logger);
   runService({
-    host: config.host,
-    port: config.port,
-    maxHeaderBytes: config.maxHeaderBytes,
-    shutdownTimeoutMs: config.shutdownTimeoutMs,
+    config,
     logger,
     describe: { mode: config.mode, auth: config.apiKey ? 'api-key' : 'none', renderer: config.remoteRenderer ? 'remote' : 'in-process' },
     createApp: (isShuttingDown) => createApp({ config, renderer, logger, isShuttingDown, ...(rendererRegistry ? { rendererRegistry } : {}) }),

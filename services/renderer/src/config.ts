@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { readBool, readInt, readList, readOptionalString, readString, type Env } from '../../../lib/env.ts';
 import { parseNetworkAllowlist, type NetworkAllowlist } from '../../../lib/network-allowlist.ts';
+import { loadHttpServiceConfig, type HttpServiceConfig } from '../../../lib/service-process.ts';
 
 export interface RendererConfig {
   chromiumPath: string;
@@ -41,27 +42,16 @@ export function loadRendererConfig(env: Env): RendererConfig {
 }
 
 /** The renderer as its own process (main.ts): where it listens, and what it asks of its callers. */
-export interface RendererServiceConfig {
-  host: string;
-  port: number;
+export interface RendererServiceConfig extends HttpServiceConfig {
   /** When set, POST /v1/captures needs `Authorization: Bearer <token>`; probes and /metrics stay open. */
   token: string | undefined;
-  bodyLimitBytes: number;
-  maxHeaderBytes: number;
-  shutdownTimeoutMs: number;
-  logLevel: string;
   renderer: RendererConfig;
 }
 
 export function loadRendererServiceConfig(env: Env): RendererServiceConfig {
   return {
-    host: readString(env, 'HOST', '0.0.0.0'),
-    port: readInt(env, 'RENDERER_PORT', 3001, { min: 0, max: 65_535 }),
+    ...loadHttpServiceConfig(env, 'RENDERER_PORT', 3001),
     token: readOptionalString(env, 'RENDERER_TOKEN'),
-    bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 64 * 1024, { min: 1024, max: 10 * 1024 * 1024 }),
-    maxHeaderBytes: readInt(env, 'MAX_HEADER_BYTES', 16 * 1024, { min: 1024, max: 64 * 1024 }),
-    shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 60_000, { min: 0 }),
-    logLevel: readString(env, 'LOG_LEVEL', 'info'),
     renderer: loadRendererConfig(env),
   };
 }

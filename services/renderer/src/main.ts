@@ -14,10 +14,7 @@ try {
   const registry = createRegistry();
   const renderer = instrumentRenderer(await createChromiumRenderer(config.renderer, logger), registry);
   runService({
-    host: config.host,
-    port: config.port,
-    maxHeaderBytes: config.maxHeaderBytes,
-    shutdownTimeoutMs: config.shutdownTimeoutMs,
+    config,
     logger,
     describe: { service: 'renderer', concurrency: config.renderer.concurrency, auth: config.token ? 'token' : 'none' },
     createApp: (isShuttingDown) =>
