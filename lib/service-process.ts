@@ -58,10 +58,10 @@ export function runService(options: ServiceOptions): http.Server {
   const { logger, config } = options;
   let shuttingDown = false;
   const app = options.createApp(() => shuttingDown);
-  const server = http.createServer({ maxHeaderSize: config.maxHeaderBytes }, app.callback());
-  // Longer than a client's idle keep-alive (remote-renderer.ts uses 4 s), so that the client, not
-  // the server, closes an idle connection and no request is written onto a socket being closed.
-  server.keepAliveTimeout = 10_000;
+  // Idle keep-alive sockets outlive a load balancer's idle timeout (often 60 s) and the API's own
+  // idle timeout toward renderers (4 s), so that the client, never the server, closes an idle
+  // socket: no request is written onto a socket the server is closing at that moment.
+  const server = http.createServer({ maxHeaderSize: config.maxHeaderBytes, keepAliveTimeout: 65_000 }, app.callback());
   server.listen(config.port, config.host, () => {
     const { port } = server.address() as AddressInfo;
     logger.info({ ...options.describe, port }, 'Listening');
@@ -77,8 +77,7 @@ export function runService(options: ServiceOptions): http.Server {
     }, config.shutdownTimeoutMs);
     forced.unref();
     // Stop accepting connections; the callback fires once every request in flight has been answered.
-    // A kept-alive connection goes idle only once its response is sent: close those as they do, not
-    // after keepAliveTimeout.
+    // Keep-alive sockets go as soon as they fall idle, rather than after keepAliveTimeout.
     const closeIdle = setInterval(() => server.closeIdleConnections(), 100);
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearInterval(closeIdle);

@@ -41,7 +41,7 @@ class ConnectionFailure extends Error {
 }
 
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'CONNECT_TIMEOUT']);
-/** Below the renderer service's keepAliveTimeout (10 s), so that idle sockets are closed by us. */
+/** Below the renderer service's keepAliveTimeout (65 s), so that idle sockets are closed by us. */
 const IDLE_SOCKET_MS = 4000;
 const PROBE_TIMEOUT_MS = 1500;
 
