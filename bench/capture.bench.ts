@@ -105,8 +105,9 @@ for (const row of rows) console.log(row[0].padEnd(34) + row.slice(1).map((cell) 
 console.log('');
 console.log(`latency ratio, service/floor (target <= 1.15):          ${fmt(service.medianMs / floor.medianMs, 2)}  (default options: ${fmt(serviceDefaults.medianMs / floor.medianMs, 2)})`);
 console.log(`throughput ratio at c=2, service/floor (target >= 0.8): ${fmt(service.c2PerSecond / floor.c2PerSecond, 2)}  (default options: ${fmt(serviceDefaults.c2PerSecond / floor.c2PerSecond, 2)})`);
+const signed = (ms: number) => `${ms >= 0 ? '+' : ''}${fmt(ms)}`;
 console.log(
-  `remote path overhead (API -> renderer over HTTP on loopback, vs in-process, removeAds:false): median +${fmt(remote.medianMs - service.medianMs)} ms (x${fmt(remote.medianMs / service.medianMs, 2)}), p95 +${fmt(remote.p95Ms - service.p95Ms)} ms, throughput at c=4 x${fmt(remote.c4PerSecond / service.c4PerSecond, 2)}`,
+  `remote path overhead (API -> renderer over HTTP on loopback, vs in-process, removeAds:false): median ${signed(remote.medianMs - service.medianMs)} ms (x${fmt(remote.medianMs / service.medianMs, 2)}), p95 ${signed(remote.p95Ms - service.p95Ms)} ms, throughput at c=4 x${fmt(remote.c4PerSecond / service.c4PerSecond, 2)}`,
 );
 
 await fixtures.close();
