@@ -66,16 +66,7 @@ async function startDispatch(dispatch: 'in-process' | 'remote', logger: Logger):
 }
 
 async function measureService(body: Record<string, unknown>, dispatch: 'in-process' | 'remote' = 'in-process') {
-  const logger = createLogger({ level: 'warn' });
-  const { renderer, close } = await startDispatch(dispatch, logger);
-  const server = http.createServer(createApp({ config, renderer, logger }).callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/screenshot`;
-  const capture = async () => {
-    const response = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: pageUrl, ...body }) });
-    if (response.status !== 200) throw new Error(`capture answered ${response.status}: ${await response.text()}`);
-    await response.arrayBuffer();
-  };
+  const { capture, close } = await startService(body, dispatch);
   try {
     await runConcurrently(WARMUP, 1, capture);
     const c1 = await runConcurrently(SAMPLES, 1, capture);
@@ -83,8 +74,57 @@ async function measureService(body: Record<string, unknown>, dispatch: 'in-proce
     const c4 = await runConcurrently(SAMPLES, 4, capture);
     return { medianMs: median(c1.durations), p95Ms: percentile(c1.durations, 95), c1PerSecond: c1.perSecond, c2PerSecond: c2.perSecond, c4PerSecond: c4.perSecond };
   } finally {
-    server.close();
     await close();
+  }
+}
+
+/** The API on loopback with `dispatch`'s renderer, and a capture that POSTs `body` to it. */
+async function startService(body: Record<string, unknown>, dispatch: 'in-process' | 'remote') {
+  const logger = createLogger({ level: 'warn' });
+  const dispatcher = await startDispatch(dispatch, logger);
+  const server = http.createServer(createApp({ config, renderer: dispatcher.renderer, logger }).callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/screenshot`;
+  const capture = async () => {
+    const response = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: pageUrl, ...body }) });
+    if (response.status !== 200) throw new Error(`capture answered ${response.status}: ${await response.text()}`);
+    await response.arrayBuffer();
+  };
+  const close = async () => {
+    server.close();
+    await dispatcher.close();
+  };
+  return { capture, close };
+}
+
+/**
+ * The remote path's overhead, measured in pairs: both paths up at once, one capture on each in
+ * turn (alternating which goes first), so that load from elsewhere on the machine hits both alike.
+ */
+async function measureRemoteOverhead(body: Record<string, unknown>) {
+  const [local, remote] = [await startService(body, 'in-process'), await startService(body, 'remote')];
+  try {
+    await runConcurrently(WARMUP, 1, local.capture);
+    await runConcurrently(WARMUP, 1, remote.capture);
+    const differences: number[] = [];
+    const localMs: number[] = [];
+    const remoteMs: number[] = [];
+    for (let i = 0; i < SAMPLES; i++) {
+      const order = i % 2 === 0 ? [local, remote] : [remote, local];
+      const times = new Map<object, number>();
+      for (const path of order) {
+        const t0 = performance.now();
+        await path.capture();
+        times.set(path, performance.now() - t0);
+      }
+      localMs.push(times.get(local) as number);
+      remoteMs.push(times.get(remote) as number);
+      differences.push((times.get(remote) as number) - (times.get(local) as number));
+    }
+    return { localMedianMs: median(localMs), remoteMedianMs: median(remoteMs), medianDifferenceMs: median(differences), p95DifferenceMs: percentile(differences, 95) };
+  } finally {
+    await local.close();
+    await remote.close();
   }
 }
 
@@ -93,6 +133,7 @@ const floor = await measureFloor();
 const service = await measureService({ quality: 'standard', removeAds: false });
 const serviceDefaults = await measureService({});
 const remote = await measureService({ quality: 'standard', removeAds: false }, 'remote');
+const overhead = await measureRemoteOverhead({ quality: 'standard', removeAds: false });
 
 const rows: [string, string, string, string, string, string][] = [
   ['', 'median ms', 'p95 ms', 'c=1 /s', 'c=2 /s', 'c=4 /s'],
@@ -107,7 +148,8 @@ console.log(`latency ratio, service/floor (target <= 1.15):          ${fmt(servi
 console.log(`throughput ratio at c=2, service/floor (target >= 0.8): ${fmt(service.c2PerSecond / floor.c2PerSecond, 2)}  (default options: ${fmt(serviceDefaults.c2PerSecond / floor.c2PerSecond, 2)})`);
 const signed = (ms: number) => `${ms >= 0 ? '+' : ''}${fmt(ms)}`;
 console.log(
-  `remote path overhead (API -> renderer over HTTP on loopback, vs in-process, removeAds:false): median ${signed(remote.medianMs - service.medianMs)} ms (x${fmt(remote.medianMs / service.medianMs, 2)}), p95 ${signed(remote.p95Ms - service.p95Ms)} ms, throughput at c=4 x${fmt(remote.c4PerSecond / service.c4PerSecond, 2)}`,
+  `remote path overhead, paired (API -> renderer over HTTP on loopback, removeAds:false, c=1): median ${signed(overhead.medianDifferenceMs)} ms per capture, p95 ${signed(overhead.p95DifferenceMs)} ms (medians: in-process ${fmt(overhead.localMedianMs)} ms, remote ${fmt(overhead.remoteMedianMs)} ms)`,
 );
+console.log(`remote/in-process ratios from the rows above: median x${fmt(remote.medianMs / service.medianMs, 2)}, throughput at c=4 x${fmt(remote.c4PerSecond / service.c4PerSecond, 2)}`);
 
 await fixtures.close();
