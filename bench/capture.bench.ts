@@ -41,7 +41,7 @@ async function measureFloor() {
 async function measureService(body: Record<string, unknown>) {
   const logger = createLogger({ level: 'warn' });
   const renderer = await createChromiumRenderer({ ...config.renderer, concurrency: 4 }, logger);
-  const server = http.createServer(createApp({ config, renderer, logger }).callback());
+  const server = http.createServer({ keepAliveTimeout: 65_000 }, createApp({ config, renderer, logger }).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/screenshot`;
   const capture = async () => {

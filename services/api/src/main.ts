@@ -22,7 +22,9 @@ async function main(): Promise<void> {
   let shuttingDown = false;
   const app = createApp({ config, renderer, logger, isShuttingDown: () => shuttingDown });
 
-  const server = http.createServer({ maxHeaderSize: config.maxHeaderBytes }, app.callback());
+  // Idle keep-alive sockets outlive a load balancer's idle timeout (often 60 s), so the balancer never
+  // reuses a socket the service is closing at that moment (a reset the client would see).
+  const server = http.createServer({ maxHeaderSize: config.maxHeaderBytes, keepAliveTimeout: 65_000 }, app.callback());
   server.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
