@@ -54,11 +54,11 @@ export function normalizeAllowedDomain(entry: string): string {
 
   value = value.replace(/\.$/, '');
   if (isIP(value) === 4) return value;
+  if (/^[0-9.]+$/.test(value)) throw invalid('not a valid IPv4 address');
   const ascii = domainToASCII(value);
   if (ascii === '' || ascii.length > MAX_HOSTNAME_LENGTH || !ascii.split('.').every((label) => LABEL.test(label))) {
     throw invalid('use letters, digits and hyphens between dots');
   }
-  if (/^[0-9.]+$/.test(ascii)) throw invalid('not a valid IPv4 address');
   return ascii;
 }
 
