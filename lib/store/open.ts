@@ -1,5 +1,4 @@
 import { readInt, readOptionalString, readString, type Env } from '../env.ts';
-import { openMongoStore } from './mongo.ts';
 import { openSqliteStore } from './sqlite.ts';
 import type { Store } from './store.ts';
 
@@ -20,9 +19,10 @@ export function loadStoreConfig(env: Env): StoreConfig {
 }
 
 export async function openStore(config: StoreConfig): Promise<Store> {
-  return config.backend === 'mongo'
-    ? openMongoStore({ uri: config.mongodbUri })
-    : openSqliteStore({ dataDir: config.dataDir, busyTimeoutMs: config.busyTimeoutMs });
+  if (config.backend === 'sqlite') return openSqliteStore({ dataDir: config.dataDir, busyTimeoutMs: config.busyTimeoutMs });
+  // Loaded only when used: the MongoDB driver takes longer to import than the whole CLI takes to run.
+  const { openMongoStore } = await import('./mongo.ts');
+  return openMongoStore({ uri: config.mongodbUri });
 }
 
 /** Where the data is, for a log line: never the URI itself, which may hold a password. */

@@ -10,7 +10,7 @@ import { createApp } from '../../../../services/api/src/app.ts';
 import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
 
 /**
- * A hosted app on a fresh embedded store in a temp DATA_DIR, with one account and its full-access
+ * A hosted app on a fresh embedded store in a temp DATA_DIR (or the given one), with one account and its full-access
  * key, exactly as `viewfinder accounts create` bootstraps a real install.
  */
 export interface HostedHarness {
@@ -30,8 +30,8 @@ export interface HostedHarness {
   close(): Promise<void>;
 }
 
-export async function startHosted(options: { env?: Record<string, string>; logger?: Logger } = {}): Promise<HostedHarness> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-hosted-'));
+export async function startHosted(options: { env?: Record<string, string>; logger?: Logger; dataDir?: string } = {}): Promise<HostedHarness> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'viewfinder-hosted-'));
   const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, ...options.env });
   const store = await openStore(config.store);
   const account = await store.createAccount({ name: 'Acme' });
@@ -61,7 +61,8 @@ export async function startHosted(options: { env?: Record<string, string>; logge
     api,
     async close() {
       await store.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      // A directory the caller passed in is the caller's to remove.
+      if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
