@@ -17,6 +17,9 @@ export interface Principal {
 
 export type Access = 'any-key' | 'full-access';
 
+/** lastUsedAt is kept to the minute: a write per request would only add load to the store. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
 export function requireHostedKey(store: Store, logger: Logger, access: Access): Middleware {
   return async (ctx, next) => {
     const presented = presentedKey(ctx.headers);
@@ -31,7 +34,10 @@ export function requireHostedKey(store: Store, logger: Logger, access: Access): 
     }
     ctx.state.principal = principal;
     logger.debug({ requestId: ctx.state.requestId, keyId: principal.key.id, accountId: principal.account.id }, 'Authenticated an API key');
-    await store.touchKey(principal.key.id, new Date());
+    const now = new Date();
+    if (principal.key.lastUsedAt === null || now.getTime() - principal.key.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+      await store.touchKey(principal.key.id, now);
+    }
     await next();
   };
 }

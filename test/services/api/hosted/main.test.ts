@@ -78,5 +78,4 @@ describe('the service process in MODE=hosted, on the embedded store', () => {
     expect(output).to.not.include(bootstrap.json.key.key);
     expect(output).to.not.include(siteKey.json.key);
   });
-
 });
