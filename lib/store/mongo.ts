@@ -186,7 +186,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     getAccount: async (id) => toAccount(await Accounts.findById(id).lean()),
     listAccounts: async () => (await Accounts.find().sort({ createdAt: 1, _id: 1 }).lean()).map((doc) => toAccount(doc) as Account),
     async setAccountRateLimit(id, perMinute) {
-      return toAccount(await Accounts.findByIdAndUpdate(id, { $set: { rateLimitPerMinute: perMinute } }, { new: true }).lean());
+      return toAccount(await Accounts.findByIdAndUpdate(id, { $set: { rateLimitPerMinute: perMinute } }, { returnDocument: 'after' }).lean());
     },
 
     createSite: insertSite,
@@ -196,7 +196,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       const set: Partial<SiteDoc> = { updatedAt: new Date() };
       if (patch.name !== undefined) set.name = patch.name;
       if (patch.allowedDomains !== undefined) set.allowedDomains = patch.allowedDomains;
-      return toSite(await Sites.findByIdAndUpdate(id, { $set: set }, { new: true }).lean());
+      return toSite(await Sites.findByIdAndUpdate(id, { $set: set }, { returnDocument: 'after' }).lean());
     },
     async deleteSite(id) {
       const { deletedCount } = await Sites.deleteOne({ _id: id });
@@ -219,7 +219,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       const updated = await Sites.findByIdAndUpdate(
         current._id,
         { $set: { name: input.name, allowedDomains: input.allowedDomains, 'managedBy.uid': input.managedBy.uid, updatedAt: new Date() } },
-        { new: true },
+        { returnDocument: 'after' },
       ).lean();
       return toSite(updated) as Site;
     },
@@ -232,7 +232,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     async regenerateKey(id) {
       const generated = generateApiKey();
       // One document update: the old hash is gone in the very write that stores the new one.
-      const updated = await Keys.findByIdAndUpdate(id, { $set: { hash: generated.hash, prefix: generated.prefix } }, { new: true }).lean();
+      const updated = await Keys.findByIdAndUpdate(id, { $set: { hash: generated.hash, prefix: generated.prefix } }, { returnDocument: 'after' }).lean();
       return updated ? { key: toKey(updated) as ApiKey, secret: generated.secret } : null;
     },
     deleteKey: async (id) => (await Keys.deleteOne({ _id: id })).deletedCount > 0,
@@ -244,7 +244,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       const updated = await Keys.findByIdAndUpdate(
         existing._id,
         { $set: { name: input.name, kind: input.kind, siteId: placement.siteId, restrictDomains: placement.restrictDomains, 'managedBy.uid': input.managedBy.uid } },
-        { new: true },
+        { returnDocument: 'after' },
       ).lean();
       return { key: toKey(updated) as ApiKey, secret: null };
     },

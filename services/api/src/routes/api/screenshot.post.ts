@@ -4,7 +4,7 @@ import { BadRequest, Forbidden, NotFound, Unauthorized } from '../../../../../li
 import type { ApiKey, Site, Store } from '../../../../../lib/store/store.ts';
 import { principalOf } from '../../auth/hosted-key.ts';
 import { compileValidator } from '../../validation.ts';
-import { captureResponse, screenshotBodySchema, screenshotMessages, toCaptureRequest, type ScreenshotBody } from '../screenshot.ts';
+import { captureResponse, screenshotBodySchema, screenshotMessages, toCaptureRequest, type ScreenshotBody, type ScreenshotResponse } from '../screenshot.ts';
 import type { ApiRoute } from './route.ts';
 
 /** SPEC 2.1 plus `site_id`: the self-hosted body, extended, so both variants validate the same fields the same way. */
@@ -96,7 +96,7 @@ export const hostedScreenshotRoute: ApiRoute = {
       await limiter.consume(ctx, key.id, account.rateLimitPerMinute);
 
       const usage = { accountId: account.id, siteId: site.id, keyId: key.id };
-      let response;
+      let response: ScreenshotResponse;
       try {
         response = await captureResponse(ctx, renderer, toCaptureRequest(body), started);
       } catch (err) {
