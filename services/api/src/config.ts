@@ -1,4 +1,5 @@
 import { readEnum, readInt, readOptionalString, readString, type Env } from '../../../lib/env.ts';
+import { loadStoreConfig, type StoreConfig } from '../../../lib/store/open.ts';
 import { loadRendererConfig, type RendererConfig } from '../../renderer/src/config.ts';
 
 export const MODES = ['self-hosted', 'hosted'] as const;
@@ -16,6 +17,10 @@ export interface ApiConfig {
   shutdownTimeoutMs: number;
   logLevel: string;
   renderer: RendererConfig;
+  /** Hosted only: where accounts, sites and keys live (MONGODB_URI, else DATA_DIR). */
+  store: StoreConfig;
+  /** Hosted only: captures per minute per key, unless the account sets its own limit. */
+  rateLimitPerMinute: number;
 }
 
 export function loadApiConfig(env: Env): ApiConfig {
@@ -29,5 +34,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 60_000, { min: 0 }),
     logLevel: readString(env, 'LOG_LEVEL', 'info'),
     renderer: loadRendererConfig(env),
+    store: loadStoreConfig(env),
+    rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 60, { min: 1, max: 1_000_000 }),
   };
 }

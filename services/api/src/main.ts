@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { ConfigError } from '../../../lib/env.ts';
 import { createLogger } from '../../../lib/logger.ts';
+import { describeStore, openStore } from '../../../lib/store/open.ts';
 import { createChromiumRenderer } from '../../renderer/src/pool.ts';
 import { createApp } from './app.ts';
 import { loadApiConfig, type ApiConfig } from './config.ts';
@@ -18,9 +19,11 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ level: config.logLevel, name: 'viewfinder-api' });
 
+  const store = config.mode === 'hosted' ? await openStore(config.store) : undefined;
+  if (store) logger.info({ store: describeStore(config.store) }, 'Opened the store');
   const renderer = await createChromiumRenderer(config.renderer, logger);
   let shuttingDown = false;
-  const app = createApp({ config, renderer, logger, isShuttingDown: () => shuttingDown });
+  const app = createApp({ config, renderer, logger, store, isShuttingDown: () => shuttingDown });
 
   // Idle keep-alive sockets outlive a load balancer's idle timeout (often 60 s), so the balancer never
   // reuses a socket the service is closing at that moment (a reset the client would see).
@@ -28,7 +31,7 @@ async function main(): Promise<void> {
   server.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    logger.info({ mode: config.mode, port, auth: config.apiKey ? 'api-key' : 'none' }, 'Listening');
+    logger.info({ mode: config.mode, port, auth: config.mode === 'hosted' ? 'hosted-keys' : config.apiKey ? 'api-key' : 'none' }, 'Listening');
   });
 
   const shutdown = async (signal: string) => {
@@ -43,6 +46,7 @@ async function main(): Promise<void> {
     // Stop accepting connections; the callback fires once every request in flight has been answered.
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await renderer.close();
+    await store?.close();
     logger.info('Shut down cleanly');
     process.exit(0);
   };
