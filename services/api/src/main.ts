@@ -44,7 +44,10 @@ async function main(): Promise<void> {
     }, config.shutdownTimeoutMs);
     forced.unref();
     // Stop accepting connections; the callback fires once every request in flight has been answered.
+    // Keep-alive sockets go as soon as they fall idle, rather than after keepAliveTimeout.
+    const closeIdle = setInterval(() => server.closeIdleConnections(), 100);
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    clearInterval(closeIdle);
     await renderer.close();
     await store?.close();
     logger.info('Shut down cleanly');

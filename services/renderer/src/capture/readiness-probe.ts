@@ -106,17 +106,19 @@ export async function waitForPageCalm(options: CalmOptions): Promise<CalmReport>
   ];
   const started = performance.now();
   const nextFrame = () => new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
-  const inPicture = (element: Element) => {
-    if (options.wholeDocument) return true;
+  const inViewport = (element: Element) => {
     const box = element.getBoundingClientRect();
     return box.bottom > 0 && box.right > 0 && box.top < innerHeight && box.left < innerWidth && box.width > 0 && box.height > 0;
   };
+  const inPicture = (element: Element) => options.wholeDocument || inViewport(element);
+  // A lazy image loads once it is in view; elsewhere it is not expected to, even in a full-page capture.
+  const expectedToLoad = (image: HTMLImageElement) => (image.loading === 'lazy' ? inViewport(image) : inPicture(image));
 
   const stillPending = (): string[] => {
     const reasons: string[] = [];
     if (options.requireLoadEvent && document.readyState !== 'complete') reasons.push('load event');
     if (document.fonts.status === 'loading') reasons.push('web fonts');
-    const images = Array.from(document.images).filter((image) => inPicture(image) && !image.complete && image.loading !== 'lazy');
+    const images = Array.from(document.images).filter((image) => !image.complete && expectedToLoad(image));
     if (images.length > 0) reasons.push(`${images.length} image(s)`);
     const animations = document
       .getAnimations()
