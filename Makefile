@@ -70,8 +70,9 @@ test: install test-deps ## Type-check, then run the whole mocha suite (real Chro
 	node_modules/.bin/tsc --noEmit -p tsconfig.json
 	node_modules/.bin/mocha
 
-bench: install ## Print capture latency and throughput against the bare-puppeteer floor
+bench: install ## Print latency and throughput against a bare-puppeteer floor, then the corpus table
 	node bench/capture.bench.ts
+	node bench/corpus.bench.ts
 
 clean: ## Remove installed npm packages and the local Node
 	rm -rf node_modules tools/node/node_modules

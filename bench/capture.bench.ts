@@ -82,7 +82,7 @@ async function measureService(body: Record<string, unknown>, dispatch: 'in-proce
 async function startService(body: Record<string, unknown>, dispatch: 'in-process' | 'remote') {
   const logger = createLogger({ level: 'warn' });
   const dispatcher = await startDispatch(dispatch, logger);
-  const server = http.createServer(createApp({ config, renderer: dispatcher.renderer, logger }).callback());
+  const server = http.createServer({ keepAliveTimeout: 65_000 }, createApp({ config, renderer: dispatcher.renderer, logger }).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/screenshot`;
   const capture = async () => {

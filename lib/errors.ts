@@ -56,6 +56,13 @@ export class NotFound extends HttpError {
   }
 }
 
+/** The object exists but cannot be changed this way, e.g. it is owned by a Kubernetes resource. */
+export class Conflict extends HttpError {
+  constructor(message: string) {
+    super(409, message);
+  }
+}
+
 export class MethodNotAllowed extends HttpError {
   constructor(allowed: string[]) {
     super(405, `Method not allowed: use ${allowed.join(', ')}`, { Allow: allowed.join(', ') });
@@ -81,8 +88,8 @@ export class UnsupportedMediaType extends HttpError {
 }
 
 export class TooManyRequests extends HttpError {
-  constructor(message: string, retryAfterSeconds: number) {
-    super(429, message, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  constructor(message: string, retryAfterSeconds: number, headers: Record<string, string> = {}) {
+    super(429, message, { ...headers, 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
   }
 }
 

@@ -5,19 +5,31 @@ import { errorTranslator } from '../../../lib/http/error-translator.ts';
 import { jsonBody } from '../../../lib/http/json-body.ts';
 import { requestContext } from '../../../lib/http/request-context.ts';
 import { routerFor, type Route } from '../../../lib/http/routes.ts';
+import packageJson from '../../../package.json' with { type: 'json' };
 import type { Logger } from '../../../lib/logger.ts';
 import { httpMetrics, metricsEndpoint } from '../../../lib/metrics.ts';
 import type { Renderer } from '../../renderer/src/renderer.ts';
+import type { Store } from '../../../lib/store/store.ts';
+import { requireHostedKey } from './auth/hosted-key.ts';
 import { requireSelfHostedKey } from './auth/self-hosted-key.ts';
 import type { ApiConfig } from './config.ts';
 import { apiRegistry, httpRequestDuration } from './metrics.ts';
+import { createRateLimiter, type RateLimiter } from './rate-limit.ts';
+import { hostedRoutes } from './routes/api/index.ts';
+import type { HostedDeps } from './routes/api/route.ts';
 import { healthz, readyz } from './routes/health.ts';
 import { screenshotHandler } from './routes/screenshot.ts';
+
+const SERVICE_VERSION = packageJson.version;
 
 export interface AppDeps {
   config: ApiConfig;
   renderer: Renderer;
   logger: Logger;
+  /** MODE=hosted: accounts, sites and keys. */
+  store?: Store;
+  /** MODE=hosted: defaults to an in-memory limiter at config.rateLimitPerMinute. */
+  limiter?: RateLimiter;
   /** True once SIGTERM arrived: /readyz turns 503 so that load balancers stop sending traffic. */
   isShuttingDown?: () => boolean;
   /** The capture metrics of an in-process renderer (instrumentRenderer), served beside the API's own. */
@@ -40,6 +52,10 @@ export function createApp(deps: AppDeps): Koa {
       handlers: [requireSelfHostedKey(config.apiKey), ...jsonBody(config.bodyLimitBytes), screenshotHandler(renderer)],
     });
   }
+  if (config.mode === 'hosted') {
+    if (!deps.store) throw new Error('MODE=hosted needs a store');
+    routes.push(...mountHostedRoutes({ store: deps.store, renderer, logger, limiter: deps.limiter ?? createRateLimiter(config.rateLimitPerMinute) }, config));
+  }
 
   const app = new Koa();
   app.use(requestContext(logger));
@@ -50,4 +66,17 @@ export function createApp(deps: AppDeps): Koa {
     throw new NotFound('Not found: no such route');
   });
   return app;
+}
+
+/** Hosted routes describe their auth and body; the key is checked before the body is read. */
+function mountHostedRoutes(deps: HostedDeps, config: ApiConfig): Route[] {
+  return hostedRoutes(SERVICE_VERSION).map((route) => ({
+    method: route.method,
+    path: route.path,
+    handlers: [
+      ...(route.access === 'public' ? [] : [requireHostedKey(deps.store, deps.logger, route.access)]),
+      ...(route.body ? jsonBody(config.bodyLimitBytes) : []),
+      route.handler(deps),
+    ],
+  }));
 }

@@ -1,5 +1,6 @@
 import { ConfigError, readEnum, readInt, readList, readOptionalString, type Env } from '../../../lib/env.ts';
 import { loadHttpServiceConfig, type HttpServiceConfig } from '../../../lib/service-process.ts';
+import { loadStoreConfig, type StoreConfig } from '../../../lib/store/open.ts';
 import { loadRendererConfig, type RendererConfig } from '../../renderer/src/config.ts';
 
 export const MODES = ['self-hosted', 'hosted'] as const;
@@ -10,6 +11,10 @@ export interface ApiConfig extends HttpServiceConfig {
   /** Self-hosted only: when set, every capture must carry this key. */
   apiKey: string | undefined;
   renderer: RendererConfig;
+  /** Hosted only: where accounts, sites and keys live (MONGODB_URI, else DATA_DIR). */
+  store: StoreConfig;
+  /** Hosted only: captures per minute per key, unless the account sets its own limit. */
+  rateLimitPerMinute: number;
   /** Set when RENDERER_URL is: captures go to renderer services over HTTP instead of an in-process pool. */
   remoteRenderer: RemoteRendererConfig | undefined;
 }
@@ -35,6 +40,8 @@ export function loadApiConfig(env: Env): ApiConfig {
     apiKey: readOptionalString(env, 'API_KEY'),
     renderer,
     remoteRenderer: loadRemoteRendererConfig(env, renderer.captureTimeoutMs),
+    store: loadStoreConfig(env),
+    rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 60, { min: 1, max: 1_000_000 }),
   };
 }
 

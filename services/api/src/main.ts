@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import { createLogger, type Logger } from '../../../lib/logger.ts';
 import { createRegistry } from '../../../lib/metrics.ts';
 import { loadConfigOrExit, runService } from '../../../lib/service-process.ts';
+import { describeStore, openStore } from '../../../lib/store/open.ts';
 import { instrumentRenderer } from '../../renderer/src/metrics.ts';
 import { createChromiumRenderer } from '../../renderer/src/pool.ts';
 import type { Renderer } from '../../renderer/src/renderer.ts';
@@ -27,13 +28,18 @@ const config = loadConfigOrExit(() => loadApiConfig(process.env));
 const logger = createLogger({ level: config.logLevel, name: 'viewfinder-api' });
 
 try {
+  const store = config.mode === 'hosted' ? await openStore(config.store) : undefined;
+  if (store) logger.info({ store: describeStore(config.store) }, 'Opened the store');
   const { renderer, rendererRegistry } = await createRenderer(config, logger);
   runService({
     config,
     logger,
-    describe: { mode: config.mode, auth: config.apiKey ? 'api-key' : 'none', renderer: config.remoteRenderer ? 'remote' : 'in-process' },
-    createApp: (isShuttingDown) => createApp({ config, renderer, logger, isShuttingDown, ...(rendererRegistry ? { rendererRegistry } : {}) }),
-    close: () => renderer.close(),
+    describe: { mode: config.mode, auth: config.mode === 'hosted' ? 'hosted-keys' : config.apiKey ? 'api-key' : 'none', renderer: config.remoteRenderer ? 'remote' : 'in-process' },
+    createApp: (isShuttingDown) => createApp({ config, renderer, logger, store, isShuttingDown, ...(rendererRegistry ? { rendererRegistry } : {}) }),
+    close: async () => {
+      await renderer.close();
+      await store?.close();
+    },
   });
 } catch (err) {
   console.error('viewfinder: failed to start:', err);

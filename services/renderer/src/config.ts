@@ -12,6 +12,8 @@ export interface RendererConfig {
   navigationTimeoutMs: number;
   /** Backstop for a whole capture (navigation, wait, screenshot), so that a hung page cannot hold a slot. */
   captureTimeoutMs: number;
+  /** Longest the smart wait waits for a page to become ready before capturing anyway. */
+  smartWaitMaxMs: number;
   /** Cap on a full-page PNG's height, in image pixels. */
   fullPageMaxHeight: number;
   networkAllowlist: NetworkAllowlist;
@@ -36,6 +38,7 @@ export function loadRendererConfig(env: Env): RendererConfig {
     navigationTimeoutMs,
     // Navigation, the longest allowed wait (8 s), and a margin for the screenshot itself.
     captureTimeoutMs: readInt(env, 'CAPTURE_TIMEOUT_MS', navigationTimeoutMs + 8000 + 15_000, { min: 2000 }),
+    smartWaitMaxMs: readInt(env, 'SMART_WAIT_MAX_MS', 8000, { min: 500, max: 60_000 }),
     fullPageMaxHeight: readInt(env, 'FULL_PAGE_MAX_HEIGHT', 16_384, { min: 100, max: 32_768 }),
     networkAllowlist: parseNetworkAllowlist(readList(env, 'PRIVATE_NETWORK_ALLOWLIST')),
   };

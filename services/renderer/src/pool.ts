@@ -2,7 +2,9 @@ import puppeteer, { type LaunchOptions, type Page } from 'puppeteer-core';
 import { Cluster } from 'puppeteer-cluster';
 import { CaptureFailed, HttpError, NavigationTimeout } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/logger.ts';
-import { capturePage, emulateProfile } from './capture/capture-page.ts';
+import { capturePage, type CaptureLimits } from './capture/capture-page.ts';
+import { SettleHints } from './capture/settle-hints.ts';
+import { prepareCapturePage } from './capture/prepare-page.ts';
 import { PROFILES } from './capture/profiles.ts';
 import type { RendererConfig } from './config.ts';
 import type { CaptureOptions, CaptureRequest, CaptureResult, Renderer } from './renderer.ts';
@@ -19,6 +21,9 @@ export function chromiumLaunchOptions(config: RendererConfig): LaunchOptions {
     headless: true,
     // New pages open at the most common profile, so a standard capture needs no emulation call.
     defaultViewport: PROFILES.standard.viewport,
+    // Chromium's own pop-up blocker stays on: a pop-up would share the page's renderer and pause it
+    // for the debugger while puppeteer attaches to it.
+    ignoreDefaultArgs: ['--disable-popup-blocking'],
     // Shutdown is ours to sequence: drain captures first, then close Chromium.
     handleSIGINT: false,
     handleSIGTERM: false,
@@ -66,7 +71,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
         crashes += 1;
         log.warn({ pid: browser.process()?.pid }, 'Lost Chromium; the next capture relaunches it');
       },
-      preparePage: (page) => emulateProfile(page, PROFILES.standard),
+      preparePage: prepareCapturePage,
     }),
     maxConcurrency: config.concurrency,
     puppeteer,
@@ -77,7 +82,13 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
     monitor: false,
   });
 
-  const limits = { navigationTimeoutMs: config.navigationTimeoutMs, fullPageMaxHeight: config.fullPageMaxHeight };
+  const limits: CaptureLimits = {
+    navigationTimeoutMs: config.navigationTimeoutMs,
+    fullPageMaxHeight: config.fullPageMaxHeight,
+    smartWait: { maxMs: config.smartWaitMaxMs, calmFrames: 3, churnToleranceMs: 1000 },
+    longRequestMs: 3000,
+    settleHints: new SettleHints(),
+  };
   const task = async ({ page, data }: { page: Page; data: CaptureJob }) => {
     const { signal } = data;
     signal?.throwIfAborted();

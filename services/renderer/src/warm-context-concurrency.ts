@@ -86,7 +86,8 @@ export function warmContextConcurrency(hooks: WarmContextHooks = {}) {
 
     async #warm(): Promise<WarmResources> {
       const browser = await this.#connectedBrowser();
-      const context = await browser.createBrowserContext();
+      // A capture never writes files: a URL that is a download fails instead (capture-page.ts says why).
+      const context = await browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
       try {
         const page = await context.newPage();
         await hooks.preparePage?.(page);

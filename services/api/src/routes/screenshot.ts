@@ -1,9 +1,9 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { ErrorObject } from 'ajv';
 import { abortWhenClientGoes } from '../../../../lib/http/client-gone.ts';
 import { DEFAULT_PROFILE, PROFILE_NAMES, type ProfileName } from '../../../renderer/src/capture/profiles.ts';
 import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
-import { compileValidator } from '../validation.ts';
+import { compileValidator, type MessageRule } from '../validation.ts';
 
 export const MAX_URL_LENGTH = 8192;
 export const MIN_WAIT_MS = 1000;
@@ -31,7 +31,7 @@ export const screenshotBodySchema = {
   },
 } as const;
 
-const screenshotMessages = [
+export const screenshotMessages: MessageRule[] = [
   (e: ErrorObject) => (e.keyword === 'required' && e.params.missingProperty === 'url' ? 'URL is required' : undefined),
   (e: ErrorObject) =>
     e.instancePath === '/url'
@@ -57,30 +57,50 @@ export function toCaptureRequest(body: ScreenshotBody): CaptureRequest {
   };
 }
 
+/** SPEC 2.2's result, plus waitMs and (for full-page captures) truncated. */
+export interface ScreenshotResponse {
+  success: true;
+  image: string;
+  url: string;
+  quality: ProfileName;
+  width: number;
+  height: number;
+  fileSize: number;
+  processingTimeMs: number;
+  waitMs: number;
+  truncated?: boolean;
+}
+
+/**
+ * Captures for a client and builds the response body. A client that goes away cancels its
+ * capture. Shared by the self-hosted and the hosted route, which differ only in what they check first.
+ */
+export async function captureResponse(ctx: Context, renderer: Renderer, request: CaptureRequest, started: number): Promise<ScreenshotResponse> {
+  const clientGone = abortWhenClientGoes(ctx);
+  try {
+    const result = await renderer.capture(request, { signal: clientGone.signal, requestId: ctx.state.requestId });
+    return {
+      success: true,
+      image: `data:image/png;base64,${result.png.toString('base64')}`,
+      url: request.url,
+      quality: request.quality,
+      width: result.width,
+      height: result.height,
+      fileSize: result.fileSize,
+      processingTimeMs: Math.round(performance.now() - started),
+      waitMs: result.waitMs,
+      ...(request.fullPage ? { truncated: result.truncated } : {}),
+    };
+  } finally {
+    clientGone.dispose();
+  }
+}
+
 /** POST /screenshot: validates, captures, and answers with SPEC 2.2's result. */
 export function screenshotHandler(renderer: Renderer): Middleware {
   return async (ctx) => {
     const started = performance.now();
     const request = toCaptureRequest(validateScreenshotBody(ctx.request.body));
-
-    // A client that goes away cancels its capture.
-    const clientGone = abortWhenClientGoes(ctx);
-    try {
-      const result = await renderer.capture(request, { signal: clientGone.signal, requestId: ctx.state.requestId });
-      ctx.body = {
-        success: true,
-        image: `data:image/png;base64,${result.png.toString('base64')}`,
-        url: request.url,
-        quality: request.quality,
-        width: result.width,
-        height: result.height,
-        fileSize: result.fileSize,
-        processingTimeMs: Math.round(performance.now() - started),
-        waitMs: result.waitMs,
-        ...(request.fullPage ? { truncated: result.truncated } : {}),
-      };
-    } finally {
-      clientGone.dispose();
-    }
+    ctx.body = await captureResponse(ctx, renderer, request, started);
   };
 }

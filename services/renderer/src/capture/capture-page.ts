@@ -1,15 +1,24 @@
-import { TimeoutError, type Page } from 'puppeteer-core';
+import { TimeoutError, type HTTPRequest, type HTTPResponse, type Page } from 'puppeteer-core';
 import { CaptureFailed, NavigationTimeout } from '../../../../lib/errors.ts';
 import type { CaptureRequest, CaptureResult } from '../renderer.ts';
+import { documentHeight, revealLazyContent } from './full-page.ts';
+import type { SettleHints } from './settle-hints.ts';
+import { NetworkMonitor } from './network-monitor.ts';
+import { emulateProfile } from './prepare-page.ts';
 import { PROFILES, type Profile } from './profiles.ts';
 import { readPngSize } from './png.ts';
-import { settle } from './settle.ts';
 import { sleep } from './sleep.ts';
+import { smartWait, waitForLoadEvent, type SmartWaitSettings } from './smart-wait.ts';
 
 export interface CaptureLimits {
+  /** Until DOMContentLoaded; past it the capture is a 408. */
   navigationTimeoutMs: number;
   /** Cap on a full-page PNG's height in device pixels; see README "Full-page captures". */
   fullPageMaxHeight: number;
+  smartWait: SmartWaitSettings;
+  /** A request open longer than this counts as long-polling, which the smart wait does not wait for. */
+  longRequestMs: number;
+  settleHints: SettleHints;
 }
 
 /** What `removeAds: true` does to a page: set up before navigation, clean up once it is ready. */
@@ -18,18 +27,8 @@ export interface PageCleaner {
   beforeScreenshot(page: Page): Promise<void>;
 }
 
-/** The profile each warm page currently emulates, so that a page already at the right one is not reset. */
-const emulatedProfiles = new WeakMap<Page, Profile>();
-
-export async function emulateProfile(page: Page, profile: Profile): Promise<void> {
-  const current = emulatedProfiles.get(page);
-  if (current === profile) return;
-  await page.setViewport(profile.viewport);
-  if (profile.userAgent !== current?.userAgent) {
-    await page.setUserAgent({ userAgent: profile.userAgent ?? (await page.browser().userAgent()) });
-  }
-  emulatedProfiles.set(page, profile);
-}
+/** Shortest cap the hints may set: even a page that was always instant gets this long. */
+const MIN_HINTED_WAIT_MS = 1000;
 
 /** Renders one request on a page that belongs to a fresh browser context. */
 export async function capturePage(
@@ -41,33 +40,107 @@ export async function capturePage(
 ): Promise<CaptureResult> {
   const profile = PROFILES[request.quality];
   await emulateProfile(page, profile);
-  if (request.removeAds) await cleaner?.beforeNavigation(page);
-  await navigate(page, request.url, limits.navigationTimeoutMs, signal);
+  const network = new NetworkMonitor(page, { longRequestMs: limits.longRequestMs });
+  try {
+    if (request.removeAds) await cleaner?.beforeNavigation(page);
+    await navigate(page, request.url, limits.navigationTimeoutMs, signal);
 
-  const waitStarted = performance.now();
-  if (request.wait !== undefined) {
-    await sleep(request.wait, signal);
-  } else {
-    await settle(page);
+    const waitStarted = performance.now();
+    await waitUntilReady(page, request, limits, network, waitStarted, signal);
+    if (request.fullPage) {
+      const maxCssHeight = Math.floor(limits.fullPageMaxHeight / profile.viewport.deviceScaleFactor);
+      await revealLazyContent(page, network, limits.smartWait, performance.now() + limits.smartWait.maxMs, maxCssHeight);
+      signal?.throwIfAborted();
+      await smartWait(page, network, limits.smartWait, performance.now() + 1500, true);
+    }
+    const waitMs = Math.round(performance.now() - waitStarted);
+    signal?.throwIfAborted();
+
+    if (request.removeAds) await cleaner?.beforeScreenshot(page);
+    const { png, truncated } = await screenshot(page, profile, request.fullPage, limits.fullPageMaxHeight);
+    const { width, height } = readPngSize(png);
+    return { png, width, height, fileSize: png.byteLength, truncated, waitMs };
+  } finally {
+    network.stop();
   }
-  const waitMs = Math.round(performance.now() - waitStarted);
-  if (request.removeAds) await cleaner?.beforeScreenshot(page);
+}
 
-  const { png, truncated } = await screenshot(page, profile, request.fullPage, limits.fullPageMaxHeight);
-  const { width, height } = readPngSize(png);
-  return { png, width, height, fileSize: png.byteLength, truncated, waitMs };
+/**
+ * With `wait`: the load event (bounded by the smart-wait cap), then exactly `wait` ms.
+ * Without: the smart wait, capped by what past captures of the same page needed.
+ */
+async function waitUntilReady(
+  page: Page,
+  request: CaptureRequest,
+  limits: CaptureLimits,
+  network: NetworkMonitor,
+  started: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (request.wait !== undefined) {
+    await waitForLoadEvent(page, started + limits.smartWait.maxMs);
+    await sleep(request.wait, signal);
+    return;
+  }
+  const cap = limits.settleHints.capFor(request.url, MIN_HINTED_WAIT_MS, limits.smartWait.maxMs);
+  await smartWait(page, network, limits.smartWait, started + cap, request.fullPage);
+  limits.settleHints.record(request.url, performance.now() - started);
+  signal?.throwIfAborted();
 }
 
 async function navigate(page: Page, url: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  const navigation = watchNavigationRequest(page);
   try {
-    await page.goto(url, { waitUntil: 'load', timeout: timeoutMs, ...(signal ? { signal } : {}) });
+    await page.goto(url, { waitUntil: 'domcontentloaded', timeout: timeoutMs, ...(signal ? { signal } : {}) });
   } catch (err) {
     if (err instanceof TimeoutError) throw new NavigationTimeout();
     if (signal?.aborted) throw signal.reason;
-    // Chromium's net error code (net::ERR_NAME_NOT_RESOLVED, ...) tells the client what went wrong.
     const netError = /net::ERR_[A-Z_]+/.exec(String((err as Error)?.message))?.[0];
-    throw new CaptureFailed(netError ? `Screenshot generation failed: ${netError}` : undefined);
+    // An aborted navigation is often a download or a type Chromium won't show; its headers say which.
+    const response = netError === 'net::ERR_ABORTED' ? await navigation.failedResponse(ABORT_DETAILS_WAIT_MS) : null;
+    throw new CaptureFailed(`Screenshot generation failed${describeFailure(netError, response)}`);
+  } finally {
+    navigation.stop();
   }
+}
+
+/** How long to wait for the headers of an aborted navigation; Chromium reports them after goto fails. */
+const ABORT_DETAILS_WAIT_MS = 1000;
+
+/** Follows the main navigation request, whose failure Chromium reports only after goto has rejected. */
+function watchNavigationRequest(page: Page) {
+  let failed: HTTPRequest | undefined;
+  let wake: (() => void) | undefined;
+  const isMainNavigation = (request: HTTPRequest) => {
+    const frame = request.frame(); // a download belongs to no frame
+    return request.isNavigationRequest() && (frame === null || frame === page.mainFrame());
+  };
+  const onFailed = (request: HTTPRequest) => {
+    if (!isMainNavigation(request)) return;
+    failed = request;
+    wake?.();
+  };
+  page.on('requestfailed', onFailed);
+  return {
+    async failedResponse(waitMs: number): Promise<HTTPResponse | null> {
+      if (!failed) await new Promise<void>((resolve) => ((wake = resolve), setTimeout(resolve, waitMs)));
+      return failed?.response() ?? null;
+    },
+    stop: () => page.off('requestfailed', onFailed),
+  };
+}
+
+/** Why a navigation failed, in words a client can act on; empty when Chromium gave no reason. */
+function describeFailure(netError: string | undefined, response: HTTPResponse | null): string {
+  if (netError === 'net::ERR_ABORTED' && response) {
+    const headers = response.headers();
+    if (/^\s*attachment/i.test(headers['content-disposition'] ?? '')) {
+      return ': the URL is a download (Content-Disposition: attachment), not a page';
+    }
+    const type = (headers['content-type'] ?? 'an unknown type').split(';')[0];
+    return `: the URL answered with ${type}, which Chromium does not render as a page`;
+  }
+  return netError ? `: ${netError}` : '';
 }
 
 async function screenshot(page: Page, profile: Profile, fullPage: boolean, maxImageHeight: number): Promise<{ png: Buffer; truncated: boolean }> {
@@ -75,16 +148,14 @@ async function screenshot(page: Page, profile: Profile, fullPage: boolean, maxIm
     const png = await page.screenshot({ type: 'png', optimizeForSpeed: true });
     return { png: Buffer.from(png), truncated: false };
   }
-  const documentHeight = await page.evaluate(() =>
-    Math.max(document.documentElement.scrollHeight, document.body?.scrollHeight ?? 0, window.innerHeight),
-  );
+  const pageHeight = await documentHeight(page);
   const maxCssHeight = Math.floor(maxImageHeight / profile.viewport.deviceScaleFactor);
-  const height = Math.min(documentHeight, maxCssHeight);
+  const height = Math.min(pageHeight, maxCssHeight);
   const png = await page.screenshot({
     type: 'png',
     optimizeForSpeed: true,
     captureBeyondViewport: true,
     clip: { x: 0, y: 0, width: profile.viewport.width, height },
   });
-  return { png: Buffer.from(png), truncated: documentHeight > maxCssHeight };
+  return { png: Buffer.from(png), truncated: pageHeight > maxCssHeight };
 }

@@ -1,0 +1,157 @@
+/**
+ * The store port: the one interface the hosted API, the admin CLI and the operator use, whichever
+ * backend holds the data (sqlite.ts embedded, mongo.ts for MongoDB). test/store/ is its
+ * conformance suite: anything a backend does must pass it on both.
+ *
+ * The store enforces identity and integrity (unique key hashes, unique managedBy identities,
+ * keys removed with their site, atomic regeneration). Who may do what is decided above it
+ * (lib/management.ts): the store never checks accounts against each other.
+ */
+
+/** The Kubernetes object that owns a store object (issue 7's operator). Identity is kind/namespace/name. */
+export interface ManagedBy {
+  kind: 'Site' | 'ApiKey';
+  namespace: string;
+  name: string;
+  /** Changes when the object is deleted and created again under the same name. */
+  uid: string;
+}
+
+export type ManagedByRef = Pick<ManagedBy, 'kind' | 'namespace' | 'name'>;
+
+export interface Account {
+  id: string;
+  name: string;
+  /** Captures per minute per key; null means the service default (RATE_LIMIT_PER_MINUTE). */
+  rateLimitPerMinute: number | null;
+  createdAt: Date;
+}
+
+export interface Site {
+  id: string;
+  accountId: string;
+  name: string;
+  /** Normalized host names (lib/domains.ts); subdomains are always included. */
+  allowedDomains: string[];
+  managedBy: ManagedBy | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type KeyKind = 'full' | 'site';
+
+export interface ApiKey {
+  id: string;
+  accountId: string;
+  name: string;
+  kind: KeyKind;
+  /** Set exactly when kind is 'site'. */
+  siteId: string | null;
+  /** Only for site keys: capture only the site's allowedDomains and their subdomains. */
+  restrictDomains: boolean;
+  /** SHA-256 of the key (hex). Never leaves the server. */
+  hash: string;
+  /** The first characters of the key, for display. */
+  prefix: string;
+  managedBy: ManagedBy | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}
+
+/** A key together with its plaintext, returned only by the calls that create one. */
+export interface IssuedKey {
+  key: ApiKey;
+  secret: string;
+}
+
+export interface Usage {
+  captures: number;
+  failures: number;
+  /** PNG bytes returned by successful captures. */
+  bytes: number;
+}
+
+export interface UsageRow extends Usage {
+  scope: 'site' | 'key';
+  id: string;
+}
+
+export interface NewAccount {
+  name: string;
+  rateLimitPerMinute?: number | null;
+}
+
+export interface NewSite {
+  accountId: string;
+  name: string;
+  allowedDomains: string[];
+  managedBy?: ManagedBy | null;
+}
+
+export interface SitePatch {
+  name?: string;
+  allowedDomains?: string[];
+}
+
+export interface NewKey {
+  accountId: string;
+  name: string;
+  kind: KeyKind;
+  siteId?: string | null;
+  restrictDomains?: boolean;
+  managedBy?: ManagedBy | null;
+}
+
+export interface UsageEvent {
+  accountId: string;
+  siteId: string;
+  keyId: string;
+  outcome: 'capture' | 'failure';
+  bytes: number;
+}
+
+export interface Store {
+  readonly backend: 'sqlite' | 'mongo';
+
+  createAccount(input: NewAccount): Promise<Account>;
+  getAccount(id: string): Promise<Account | null>;
+  listAccounts(): Promise<Account[]>;
+  setAccountRateLimit(id: string, perMinute: number | null): Promise<Account | null>;
+
+  createSite(input: NewSite): Promise<Site>;
+  getSite(id: string): Promise<Site | null>;
+  listSites(accountId: string): Promise<Site[]>;
+  updateSite(id: string, patch: SitePatch): Promise<Site | null>;
+  /** Deletes the site and every key scoped to it, together. False when there was no such site. */
+  deleteSite(id: string): Promise<boolean>;
+  /**
+   * The operator's idempotent write: creates the site owned by `managedBy` (matched on
+   * kind/namespace/name), or brings the existing one to these values. Never creates a second one.
+   */
+  upsertManagedSite(input: NewSite & { managedBy: ManagedBy }): Promise<Site>;
+  findSiteByManagedBy(ref: ManagedByRef): Promise<Site | null>;
+
+  /** Creates a key and returns its plaintext, once. */
+  createKey(input: NewKey): Promise<IssuedKey>;
+  getKey(id: string): Promise<ApiKey | null>;
+  listKeys(accountId: string): Promise<ApiKey[]>;
+  /** The key whose SHA-256 is `hash`, for authentication. */
+  findKeyByHash(hash: string): Promise<ApiKey | null>;
+  /** Replaces the key's secret: the old one stops working in the same write that stores the new one. */
+  regenerateKey(id: string): Promise<IssuedKey | null>;
+  deleteKey(id: string): Promise<boolean>;
+  /**
+   * The operator's idempotent write for a managed key: the existing key (matched on
+   * kind/namespace/name) with secret null, or a new one with its plaintext when there was none.
+   * Name, kind, site and restrictDomains are brought to the given values either way.
+   */
+  upsertManagedKey(input: NewKey & { managedBy: ManagedBy }): Promise<{ key: ApiKey; secret: string | null }>;
+  findKeyByManagedBy(ref: ManagedByRef): Promise<ApiKey | null>;
+  touchKey(id: string, at: Date): Promise<void>;
+
+  recordUsage(event: UsageEvent): Promise<void>;
+  /** Usage of every site and key of the account that has any. */
+  listUsage(accountId: string): Promise<UsageRow[]>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,32 @@
+import { createKeyRoute } from './keys.create.ts';
+import { deleteKeyRoute } from './keys.delete.ts';
+import { listKeysRoute } from './keys.list.ts';
+import { regenerateKeyRoute } from './keys.regenerate.ts';
+import { openApiRoute } from './openapi.get.ts';
+import type { ApiRoute } from './route.ts';
+import { hostedScreenshotRoute } from './screenshot.post.ts';
+import { createSiteRoute } from './sites.create.ts';
+import { deleteSiteRoute } from './sites.delete.ts';
+import { getSiteRoute } from './sites.get.ts';
+import { listSitesRoute } from './sites.list.ts';
+import { updateSiteRoute } from './sites.update.ts';
+import { usageRoute } from './usage.get.ts';
+
+/** Every route of MODE=hosted, in the order the OpenAPI document lists them. */
+export function hostedRoutes(version: string): ApiRoute[] {
+  const routes: ApiRoute[] = [
+    hostedScreenshotRoute,
+    listSitesRoute,
+    createSiteRoute,
+    getSiteRoute,
+    updateSiteRoute,
+    deleteSiteRoute,
+    listKeysRoute,
+    createKeyRoute,
+    deleteKeyRoute,
+    regenerateKeyRoute,
+    usageRoute,
+  ];
+  routes.push(openApiRoute(() => routes, version));
+  return routes;
+}

@@ -1,0 +1,82 @@
+import type { ApiRoute, JsonSchema } from './route.ts';
+import { errorSchema, unauthorizedSchema } from './schemas.ts';
+
+/**
+ * Builds the OpenAPI 3.1 document from the routes' own descriptions. Request bodies are the
+ * schema objects the handlers validate with; OpenAPI 3.1 speaks JSON Schema, so they go in as is.
+ */
+export function openApiDocument(routes: readonly ApiRoute[], version: string): JsonSchema {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const route of routes) {
+    const path = route.path.replace(/:(\w+)/g, '{$1}');
+    const parameters = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+    (paths[path] ??= {})[route.method.toLowerCase()] = {
+      operationId: route.operationId,
+      summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
+      tags: [route.tag],
+      ...(route.access === 'public' ? { security: [] } : {}),
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+      responses: { ...successResponses(route), ...errorResponses(route, parameters.length > 0) },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Viewfinder hosted API',
+      version,
+      description:
+        'Screenshots as JSON, for accounts with sites and API keys. Every error is JSON: `{"success": false, "error": "..."}`, except 401, which is `{"error": "..."}`.',
+    },
+    tags: [{ name: 'Screenshots' }, { name: 'Sites' }, { name: 'API keys' }, { name: 'Usage' }, { name: 'Documentation' }],
+    components: {
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A key issued by POST /api/keys or `viewfinder accounts create`.' } },
+    },
+    security: [{ apiKey: [] }],
+    paths,
+  };
+}
+
+function successResponses(route: ApiRoute): Record<string, JsonSchema> {
+  return Object.fromEntries(
+    Object.entries(route.responses).map(([status, response]) => [
+      status,
+      { description: response.description, ...(response.schema ? { content: { 'application/json': { schema: response.schema } } } : {}) },
+    ]),
+  );
+}
+
+function errorResponses(route: ApiRoute, hasPathParameters: boolean): Record<string, JsonSchema> {
+  const errors: Record<number, string> = {};
+  if (route.body) {
+    errors[400] = 'The body is invalid; the error names every problem';
+    errors[413] = 'The body is too large';
+    errors[415] = 'Content-Type is not application/json';
+  }
+  if (route.access !== 'public') errors[401] = 'The API key is missing or invalid';
+  if (route.access === 'full-access') errors[403] = 'The key is scoped to a site; this operation needs a full-access key';
+  if (hasPathParameters) errors[404] = 'Not found';
+  Object.assign(errors, route.errors);
+  const json = (schema: JsonSchema) => ({ content: { 'application/json': { schema } } });
+  return Object.fromEntries(
+    Object.entries(errors).map(([status, description]) => [
+      status,
+      {
+        description,
+        ...json(status === '401' ? unauthorizedSchema : errorSchema),
+        ...(status === '429' ? { headers: rateLimitHeaders() } : {}),
+      },
+    ]),
+  );
+}
+
+function rateLimitHeaders(): JsonSchema {
+  const integer = (description: string) => ({ description, schema: { type: 'integer' } });
+  return {
+    'Retry-After': integer('Seconds until a request may succeed'),
+    'RateLimit-Limit': integer('Captures allowed per window'),
+    'RateLimit-Remaining': integer('Captures left in this window'),
+    'RateLimit-Reset': integer('Seconds until the window resets'),
+  };
+}

@@ -1,0 +1,47 @@
+import type { Middleware } from 'koa';
+import type { Logger } from '../../../../../lib/logger.ts';
+import type { Store } from '../../../../../lib/store/store.ts';
+import type { Renderer } from '../../../../renderer/src/renderer.ts';
+import type { Access } from '../../auth/hosted-key.ts';
+import type { RateLimiter } from '../../rate-limit.ts';
+
+/**
+ * A hosted route describes itself: app.ts mounts it (auth, JSON body, handler) and openapi.ts
+ * documents it, both from this one description. `body` is the very schema object the handler
+ * validates with, so the document cannot drift from what the API accepts.
+ */
+export interface HostedDeps {
+  store: Store;
+  renderer: Renderer;
+  limiter: RateLimiter;
+  logger: Logger;
+}
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface RouteResponse {
+  description: string;
+  schema?: JsonSchema;
+}
+
+export interface ApiRoute {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Koa-router syntax: `/api/sites/:siteId`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: 'Screenshots' | 'Sites' | 'API keys' | 'Usage' | 'Documentation';
+  access: Access | 'public';
+  body?: JsonSchema;
+  /** Success answers; the error answers are derived from access, body and path parameters. */
+  responses: Record<number, RouteResponse>;
+  /** Errors this route can answer beyond the derived ones, e.g. 404 or 409. */
+  errors?: Record<number, string>;
+  handler(deps: HostedDeps): Middleware;
+}
+
+/** A path parameter; koa-router guarantees it is present on a matched route. */
+export function param(params: Record<string, string>, name: string): string {
+  return params[name] ?? '';
+}

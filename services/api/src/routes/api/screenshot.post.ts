@@ -1,0 +1,109 @@
+import type { ErrorObject } from 'ajv';
+import { hostMatches, hostOfUrl } from '../../../../../lib/domains.ts';
+import { BadRequest, Forbidden, NotFound, Unauthorized } from '../../../../../lib/errors.ts';
+import type { ApiKey, Site, Store } from '../../../../../lib/store/store.ts';
+import { principalOf } from '../../auth/hosted-key.ts';
+import { compileValidator } from '../../validation.ts';
+import { captureResponse, screenshotBodySchema, screenshotMessages, toCaptureRequest, type ScreenshotBody, type ScreenshotResponse } from '../screenshot.ts';
+import type { ApiRoute } from './route.ts';
+
+/** SPEC 2.1 plus `site_id`: the self-hosted body, extended, so both variants validate the same fields the same way. */
+export interface HostedScreenshotBody extends ScreenshotBody {
+  site_id?: string;
+}
+
+export const hostedScreenshotBodySchema = {
+  ...screenshotBodySchema,
+  properties: {
+    ...screenshotBodySchema.properties,
+    site_id: { type: 'string', minLength: 1, maxLength: 64, description: 'Required with a full-access key; a site key uses its own site.' },
+  },
+} as const;
+
+const validateBody = compileValidator<HostedScreenshotBody>(hostedScreenshotBodySchema, [
+  ...screenshotMessages,
+  (e: ErrorObject) => (e.instancePath === '/site_id' ? 'site_id must be a non-empty string of at most 64 characters' : undefined),
+]);
+
+const screenshotResultSchema = {
+  type: 'object',
+  required: ['success', 'image', 'url', 'quality', 'width', 'height', 'fileSize', 'processingTimeMs', 'site_id'],
+  properties: {
+    success: { const: true },
+    image: { type: 'string', description: 'data:image/png;base64,...' },
+    url: { type: 'string' },
+    quality: screenshotBodySchema.properties.quality,
+    width: { type: 'integer' },
+    height: { type: 'integer' },
+    fileSize: { type: 'integer', description: 'PNG bytes' },
+    processingTimeMs: { type: 'integer' },
+    waitMs: { type: 'integer' },
+    truncated: { type: 'boolean', description: 'Only with fullPage: true; the page was taller than the cap.' },
+    site_id: { type: 'string', description: 'The site the capture was counted against.' },
+  },
+};
+
+/** The site a request captures for: named by site_id with a full-access key, implied by a site key. */
+async function resolveSite(store: Store, key: ApiKey, siteId: string | undefined): Promise<Site> {
+  if (key.kind === 'full') {
+    if (siteId === undefined) throw new BadRequest('site_id is required with a full-access API key');
+    const site = await store.getSite(siteId);
+    if (!site || site.accountId !== key.accountId) throw new NotFound(`Site ${siteId} not found`);
+    return site;
+  }
+  if (siteId !== undefined && siteId !== key.siteId) throw new Forbidden('This API key is scoped to another site: omit site_id or use its own');
+  const site = key.siteId === null ? null : await store.getSite(key.siteId);
+  // A site key outlives its site only for an instant (MongoDB deletes the site, then its keys).
+  if (!site) throw new Unauthorized();
+  return site;
+}
+
+/** SPEC 2.6: a restricted key captures only its site's allowed domains, read now, and their subdomains. */
+function checkDomain(key: ApiKey, site: Site, url: string): void {
+  if (!key.restrictDomains) return;
+  const host = hostOfUrl(url);
+  if (host === undefined || !hostMatches(host, site.allowedDomains)) {
+    throw new Forbidden(`Domain not allowed: ${host ?? 'this host'} is not among the allowed domains of site ${site.id}`);
+  }
+}
+
+export const hostedScreenshotRoute: ApiRoute = {
+  method: 'POST',
+  path: '/api/screenshot',
+  operationId: 'captureScreenshot',
+  summary: 'Capture a screenshot',
+  description:
+    'Renders the URL in Chromium and returns the PNG as a data URI. Checks, in order: the key (401), the site (400 without site_id on a full-access key, ' +
+    '404 for a site that is not the account\'s, 403 for a site key given another site), the domain (403), the rate limit (429), then captures.',
+  tag: 'Screenshots',
+  access: 'any-key',
+  body: hostedScreenshotBodySchema,
+  responses: { 200: { description: 'The screenshot', schema: screenshotResultSchema } },
+  errors: {
+    403: 'The URL\'s host is not among the site\'s allowed domains, or the site key belongs to another site',
+    404: 'The site does not exist or belongs to another account',
+    408: 'The page took too long to load',
+    429: 'Rate limit exceeded; see Retry-After',
+    500: 'Screenshot generation failed',
+  },
+  handler: ({ store, renderer, limiter, logger }) =>
+    async (ctx) => {
+      const started = performance.now();
+      const { site_id: siteId, ...body } = validateBody(ctx.request.body);
+      const { key, account } = principalOf(ctx);
+      const site = await resolveSite(store, key, siteId);
+      checkDomain(key, site, body.url);
+      await limiter.consume(ctx, key.id, account.rateLimitPerMinute);
+
+      const usage = { accountId: account.id, siteId: site.id, keyId: key.id };
+      let response: ScreenshotResponse;
+      try {
+        response = await captureResponse(ctx, renderer, toCaptureRequest(body), started);
+      } catch (err) {
+        await store.recordUsage({ ...usage, outcome: 'failure', bytes: 0 }).catch((usageErr: unknown) => logger.error({ err: usageErr }, 'Failed to record usage'));
+        throw err;
+      }
+      await store.recordUsage({ ...usage, outcome: 'capture', bytes: response.fileSize });
+      ctx.body = { ...response, site_id: site.id };
+    },
+};

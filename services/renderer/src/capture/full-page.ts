@@ -1,0 +1,37 @@
+import type { Page } from 'puppeteer-core';
+import type { NetworkMonitor } from './network-monitor.ts';
+import { smartWait, type SmartWaitSettings } from './smart-wait.ts';
+
+/** How long one scroll step may wait for what it triggered. */
+const STEP_MAX_MS = 1500;
+
+export function documentHeight(page: Page): Promise<number> {
+  return page.evaluate(() => Math.max(document.documentElement.scrollHeight, document.body?.scrollHeight ?? 0, innerHeight));
+}
+
+/**
+ * Scrolls through the page one viewport at a time, down to the height cap, so that lazy images and
+ * infinite-scroll sentinels fire, waiting briefly at each step for what they load; then returns to
+ * the top. Bounded by `deadline` (performance.now() clock).
+ */
+export async function revealLazyContent(
+  page: Page,
+  network: NetworkMonitor,
+  settings: SmartWaitSettings,
+  deadline: number,
+  maxCssHeight: number,
+): Promise<void> {
+  const stepSettings = { ...settings, churnToleranceMs: Math.min(settings.churnToleranceMs, 300) };
+  const viewportHeight = page.viewport()?.height ?? 720;
+  let top = 0;
+  while (performance.now() < deadline) {
+    const bottom = Math.min(await documentHeight(page), maxCssHeight);
+    if (top + viewportHeight >= bottom) break;
+    top += viewportHeight;
+    await page.evaluate((y) => window.scrollTo({ top: y, left: 0, behavior: 'instant' }), top);
+    await smartWait(page, network, stepSettings, Math.min(deadline, performance.now() + STEP_MAX_MS), false);
+  }
+  if (top > 0) {
+    await page.evaluate(() => window.scrollTo({ top: 0, left: 0, behavior: 'instant' }));
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * The in-page half of the smart wait. `installReadinessProbe` runs in every document before the
+ * page's own scripts (evaluateOnNewDocument) and records what tells whether the page is still
+ * becoming itself: short timers that are due to fire, DOM mutations and layout shifts.
+ * `waitForPageCalm` then resolves once, on the main frame, every in-page condition holds:
+ * - the load event has fired and web fonts are loaded;
+ * - the images that will be in the picture are complete and decoded;
+ * - no finite CSS/Web animation is still running;
+ * - no short timer (<= `timerHorizonMs`, not part of an endless chain) is pending;
+ * - nothing changed for `calmFrames` consecutive animation frames.
+ * Network quiet is checked from outside the page (network-monitor.ts).
+ */
+
+export interface ProbeOptions {
+  /** Timers further out than this are not part of the first paint (session timeouts, analytics). */
+  timerHorizonMs: number;
+  /** A timer scheduled from a timer callback this many levels deep is a loop (carousel, poller). */
+  maxTimerChainDepth: number;
+}
+
+export interface CalmOptions {
+  calmFrames: number;
+  /** Give up waiting at this point and report what was still pending. */
+  timeoutMs: number;
+  /** Check every image in the document (full-page capture), not just the viewport's. */
+  wholeDocument: boolean;
+  /** After the other conditions hold, accept continuous DOM churn (endless animation) after this long. */
+  churnToleranceMs: number;
+  /** False when the load event is held up only by requests that hang or long-poll. */
+  requireLoadEvent: boolean;
+}
+
+export interface CalmReport {
+  /** The in-page conditions held (calm, or churning past the tolerance); false when the time ran out. */
+  settled: boolean;
+  /** Settled with no DOM change for `calmFrames` frames. */
+  calm: boolean;
+  /** What was still pending when the wait ended; empty when calm. */
+  pending: string[];
+}
+
+/** Runs inside the page: must not reference anything outside its own body. */
+export function installReadinessProbe(options: ProbeOptions): void {
+  const key = '__viewfinderReadiness';
+  if ((window as unknown as Record<string, unknown>)[key]) return;
+  const pending = new Map<number, number>();
+  let chainDepth = 0;
+  let lastChange = performance.now();
+  const nativeSetTimeout = window.setTimeout.bind(window);
+  const nativeClearTimeout = window.clearTimeout.bind(window);
+
+  const trackedSetTimeout = function (this: unknown, handler: TimerHandler, delay?: number, ...args: unknown[]): number {
+    const due = Math.max(0, Number(delay) || 0);
+    const depth = chainDepth;
+    const tracked = typeof handler === 'function' && due <= options.timerHorizonMs && depth < options.maxTimerChainDepth;
+    let id = 0;
+    const run =
+      typeof handler === 'function'
+        ? function (this: unknown) {
+            pending.delete(id);
+            chainDepth = depth + 1;
+            try {
+              return (handler as (...a: unknown[]) => unknown).apply(this, args);
+            } finally {
+              chainDepth = 0;
+            }
+          }
+        : handler;
+    id = nativeSetTimeout(run as TimerHandler, delay);
+    if (tracked) pending.set(id, performance.now() + due);
+    return id;
+  };
+  const trackedClearTimeout = (id?: number) => {
+    if (id !== undefined) pending.delete(id);
+    nativeClearTimeout(id);
+  };
+  // Keep the page's view of these functions native-looking.
+  Object.defineProperty(trackedSetTimeout, 'toString', { value: () => 'function setTimeout() { [native code] }' });
+  Object.defineProperty(trackedClearTimeout, 'toString', { value: () => 'function clearTimeout() { [native code] }' });
+  window.setTimeout = trackedSetTimeout as typeof window.setTimeout;
+  window.clearTimeout = trackedClearTimeout as typeof window.clearTimeout;
+
+  const touch = () => {
+    lastChange = performance.now();
+  };
+  new MutationObserver(touch).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  try {
+    new PerformanceObserver(touch).observe({ type: 'layout-shift', buffered: true });
+  } catch {
+    // layout-shift is not observable in this frame; mutations still are.
+  }
+
+  Object.defineProperty(window, key, {
+    enumerable: false,
+    value: {
+      pendingTimers: () => pending.size,
+      msSinceChange: () => performance.now() - lastChange,
+    },
+  });
+}
+
+/** Runs inside the page. */
+export async function waitForPageCalm(options: CalmOptions): Promise<CalmReport> {
+  const probe = (window as unknown as Record<string, { pendingTimers(): number; msSinceChange(): number } | undefined>)[
+    '__viewfinderReadiness'
+  ];
+  const started = performance.now();
+  const nextFrame = () => new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
+  const inViewport = (element: Element) => {
+    const box = element.getBoundingClientRect();
+    return box.bottom > 0 && box.right > 0 && box.top < innerHeight && box.left < innerWidth && box.width > 0 && box.height > 0;
+  };
+  const inPicture = (element: Element) => options.wholeDocument || inViewport(element);
+  // A lazy image loads once it is in view; elsewhere it is not expected to, even in a full-page capture.
+  const expectedToLoad = (image: HTMLImageElement) => (image.loading === 'lazy' ? inViewport(image) : inPicture(image));
+
+  const stillPending = (): string[] => {
+    const reasons: string[] = [];
+    if (options.requireLoadEvent && document.readyState !== 'complete') reasons.push('load event');
+    if (document.fonts.status === 'loading') reasons.push('web fonts');
+    const images = Array.from(document.images).filter((image) => !image.complete && expectedToLoad(image));
+    if (images.length > 0) reasons.push(`${images.length} image(s)`);
+    const animations = document
+      .getAnimations()
+      .filter((animation) => animation.playState === 'running' && Number.isFinite(animation.effect?.getComputedTiming().endTime as number));
+    if (animations.length > 0) reasons.push(`${animations.length} animation(s)`);
+    const timers = probe?.pendingTimers() ?? 0;
+    if (timers > 0) reasons.push(`${timers} timer(s)`);
+    return reasons;
+  };
+
+  let calmSince: number | undefined;
+  let frames = 0;
+  for (;;) {
+    const elapsed = performance.now() - started;
+    const reasons = stillPending();
+    if (reasons.length === 0) {
+      calmSince ??= performance.now();
+      // Calm means no change for `calmFrames` frames' worth of time; a page that settled a while
+      // ago passes at once, without waiting for frames it does not need.
+      frames = Math.floor((probe?.msSinceChange() ?? Infinity) / 16.7);
+      const churnedLongEnough = performance.now() - calmSince >= options.churnToleranceMs;
+      if (frames >= options.calmFrames || churnedLongEnough) {
+        const visible = Array.from(document.images).filter((image) => inPicture(image) && image.complete && image.naturalWidth > 0);
+        await Promise.all(visible.map((image) => image.decode().catch(() => undefined)));
+        const calm = frames >= options.calmFrames;
+        return { settled: true, calm, pending: calm ? [] : ['DOM still changing'] };
+      }
+    } else {
+      calmSince = undefined;
+      frames = 0;
+    }
+    if (elapsed >= options.timeoutMs) return { settled: false, calm: false, pending: reasons.length ? reasons : ['DOM still changing'] };
+    await nextFrame();
+  }
+}

@@ -1,0 +1,84 @@
+import { Ajv } from 'ajv';
+import { expect } from 'chai';
+import { hostedRoutes } from '../../../../services/api/src/routes/api/index.ts';
+import { createKeySchema } from '../../../../services/api/src/routes/api/keys.create.ts';
+import { hostedScreenshotBodySchema } from '../../../../services/api/src/routes/api/screenshot.post.ts';
+import { createSiteSchema } from '../../../../services/api/src/routes/api/sites.create.ts';
+import { updateSiteSchema } from '../../../../services/api/src/routes/api/sites.update.ts';
+import { screenshotBodySchema } from '../../../../services/api/src/routes/screenshot.ts';
+import { startHosted, type HostedHarness } from './support.ts';
+
+type Operation = { requestBody?: { content: { 'application/json': { schema: object } } }; responses: Record<string, { content?: { 'application/json': { schema: object } } }> };
+
+describe('GET /api/openapi.json (hosted)', () => {
+  let hosted: HostedHarness;
+  let document: { openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, object> } };
+
+  before(async () => {
+    hosted = await startHosted();
+    const response = await hosted.api().get('/api/openapi.json');
+    expect(response.status).to.equal(200);
+    document = response.body;
+  });
+  after(() => hosted.close());
+
+  const operation = (method: string, path: string): Operation => {
+    const found = document.paths[path]?.[method];
+    if (!found) throw new Error(`${method.toUpperCase()} ${path} is not in the document`);
+    return found;
+  };
+  const requestSchema = (method: string, path: string) => operation(method, path).requestBody?.content['application/json'].schema;
+  const responseSchema = (method: string, path: string, status: number) => operation(method, path).responses[status]?.content?.['application/json'].schema as object;
+
+  it('is an OpenAPI 3.1 document, served without a key, with the X-API-Key scheme', () => {
+    expect(document.openapi).to.equal('3.1.0');
+    expect(document.components.securitySchemes.apiKey).to.deep.include({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
+  });
+
+  it('documents every hosted route with its method, and nothing else', () => {
+    const documented = Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
+    const mounted = hostedRoutes('test').map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`);
+    expect(documented).to.have.members(mounted);
+    expect(documented).to.include.members(['POST /api/screenshot', 'PATCH /api/sites/{siteId}', 'POST /api/keys/{keyId}/regenerate']);
+  });
+
+  it('carries the very schemas the routes validate with', () => {
+    expect(requestSchema('post', '/api/screenshot')).to.deep.equal(JSON.parse(JSON.stringify(hostedScreenshotBodySchema)));
+    expect(requestSchema('post', '/api/sites')).to.deep.equal(JSON.parse(JSON.stringify(createSiteSchema)));
+    expect(requestSchema('patch', '/api/sites/{siteId}')).to.deep.equal(JSON.parse(JSON.stringify(updateSiteSchema)));
+    expect(requestSchema('post', '/api/keys')).to.deep.equal(JSON.parse(JSON.stringify(createKeySchema)));
+  });
+
+  it('extends the self-hosted body schema with site_id, and only that', () => {
+    const hostedFields = Object.keys((requestSchema('post', '/api/screenshot') as { properties: object }).properties);
+    expect(hostedFields).to.deep.equal([...Object.keys(screenshotBodySchema.properties), 'site_id']);
+  });
+
+  it('documents the hosted errors of the capture route, with 401 as an error-only body', () => {
+    const responses = operation('post', '/api/screenshot').responses;
+    expect(Object.keys(responses)).to.include.members(['200', '400', '401', '403', '404', '408', '429', '500']);
+    expect(responseSchema('post', '/api/screenshot', 401)).to.deep.include({ required: ['error'], additionalProperties: false });
+  });
+
+  it('describes the answers the API actually gives', async () => {
+    const ajv = new Ajv({ strict: false, validateFormats: false });
+    const admin = hosted.api(hosted.fullKey);
+    const checks: [string, string, number, unknown][] = [];
+    const site = await admin.post('/api/sites', { allowedDomains: ['example.com'] });
+    checks.push(['post', '/api/sites', 201, site.body]);
+    checks.push(['get', '/api/sites', 200, (await admin.get('/api/sites')).body]);
+    checks.push(['patch', '/api/sites/{siteId}', 200, (await admin.patch(`/api/sites/${site.body.id}`, { allowedDomains: [] })).body]);
+    const key = await admin.post('/api/keys', { name: 'k', siteId: site.body.id, restrictDomains: true });
+    checks.push(['post', '/api/keys', 201, key.body]);
+    checks.push(['get', '/api/keys', 200, (await admin.get('/api/keys')).body]);
+    checks.push(['post', '/api/keys/{keyId}/regenerate', 200, (await admin.post(`/api/keys/${key.body.id}/regenerate`)).body]);
+    checks.push(['get', '/api/usage', 200, (await admin.get('/api/usage')).body]);
+    checks.push(['delete', '/api/keys/{keyId}', 200, (await admin.delete(`/api/keys/${key.body.id}`)).body]);
+    checks.push(['post', '/api/screenshot', 401, (await hosted.api().post('/api/screenshot', {})).body]);
+    checks.push(['post', '/api/screenshot', 400, (await admin.post('/api/screenshot', {})).body]);
+    for (const [method, path, status, body] of checks) {
+      const validate = ajv.compile(responseSchema(method, path, status));
+      expect(validate(body), `${method.toUpperCase()} ${path} ${status}: ${ajv.errorsText(validate.errors)}`).to.equal(true);
+    }
+  });
+});

@@ -1,0 +1,41 @@
+import { expect } from 'chai';
+import type { Renderer } from '../../../services/renderer/src/renderer.ts';
+import { LAZY_COLOURS, LAZY_IMAGE_TOP } from '../../support/fidelity-pages.ts';
+import { startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
+import { decodeDataUri, sharedRenderer } from '../../support/harness.ts';
+
+describe('full-page captures with lazy content (real Chromium)', () => {
+  let fixtures: FixtureServer;
+  let renderer: Renderer;
+
+  before(async () => {
+    fixtures = await startFixtureServer();
+    renderer = await sharedRenderer();
+  });
+  after(() => fixtures.close());
+
+  const fullPage = async (path: string) => {
+    const result = await renderer.capture({ url: fixtures.url(path), quality: 'standard', fullPage: true, removeAds: false });
+    return { result, image: decodeDataUri(`data:image/png;base64,${result.png.toString('base64')}`) };
+  };
+
+  it('shows every loading="lazy" image down the page loaded', async () => {
+    const { image } = await fullPage('/lazy');
+    for (const [index, colour] of LAZY_COLOURS.entries()) {
+      const y = LAZY_IMAGE_TOP(index) + 100;
+      if (y >= image.png.height) continue; // beyond the test's height cap
+      expect(image.rgb(300, y), `image ${index} at y=${y}`).to.deep.equal(colour);
+    }
+  });
+
+  it('shows a fixed header once, at the top, and keeps a 100vh hero at the viewport height', async () => {
+    const { image } = await fullPage('/sticky-hero');
+    expect(image.png.height).to.equal(720 + 2000);
+    expect(image.rgb(640, 30)).to.deep.equal([255, 0, 0]); // header
+    expect(image.rgb(640, 400)).to.deep.equal([0, 0, 255]); // hero
+    expect(image.rgb(640, 715)).to.deep.equal([0, 0, 255]); // hero still at 720 CSS px
+    expect(image.rgb(640, 760)).to.deep.equal([0, 255, 0]); // the rest, no header repeated here
+    expect(image.rgb(640, 1500)).to.deep.equal([0, 255, 0]);
+    expect(image.rgb(640, 2700)).to.deep.equal([0, 255, 0]);
+  });
+});

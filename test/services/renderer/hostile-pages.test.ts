@@ -1,0 +1,89 @@
+import { expect } from 'chai';
+import request from 'supertest';
+import type Koa from 'koa';
+import { PNG } from 'pngjs';
+import { startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
+import { appWith, decodeDataUri, startRenderer, testConfig } from '../../support/harness.ts';
+
+const GREEN: [number, number, number] = [0, 255, 0];
+
+/** Pages that try to hang, block or escape a capture: each ends in a capture or a precise error. */
+describe('hostile pages end in a clear outcome (real Chromium)', () => {
+  let fixtures: FixtureServer;
+  let app: Koa;
+  const env = { SMART_WAIT_MAX_MS: '4000', RENDER_CONCURRENCY: '1' };
+
+  before(async () => {
+    fixtures = await startFixtureServer();
+    app = appWith(await startRenderer(testConfig(env)), env);
+  });
+  after(() => fixtures.close());
+
+  const capture = (path: string) =>
+    request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send({ url: fixtures.url(path), removeAds: false });
+
+  it('a page that never stops loading is captured with what it has', async () => {
+    const response = await capture('/never-loads');
+    expect(response.status).to.equal(200);
+    expect(decodeDataUri(response.body.image).rgb(100, 100)).to.deep.equal(GREEN);
+  });
+
+  it('an infinite redirect is a 500 that names it', async () => {
+    const response = await capture('/redirect-loop');
+    expect(response.status).to.equal(500);
+    expect(response.body).to.deep.equal({ success: false, error: 'Screenshot generation failed: net::ERR_TOO_MANY_REDIRECTS' });
+  });
+
+  it('alert, confirm, prompt and beforeunload dialogs are dismissed and the page is captured', async () => {
+    const response = await capture('/dialogs');
+    expect(response.status).to.equal(200);
+    expect(decodeDataUri(response.body.image).rgb(100, 100)).to.deep.equal(GREEN);
+  });
+
+  it('window.open pop-ups are blocked and the opener is captured', async () => {
+    const response = await capture('/popups');
+    expect(response.status).to.equal(200);
+    expect(decodeDataUri(response.body.image).rgb(100, 100)).to.deep.equal(GREEN);
+  });
+
+  it('a download is a 500 that says the URL is a download, and nothing is written', async () => {
+    const response = await capture('/download');
+    expect(response.status).to.equal(500);
+    expect(response.body.error).to.equal('Screenshot generation failed: the URL is a download (Content-Disposition: attachment), not a page');
+  });
+
+  it('an image URL is captured as Chromium shows it', async () => {
+    const response = await capture('/file.png');
+    expect(response.status).to.equal(200);
+    const image = decodeDataUri(response.body.image);
+    expect(image.rgb(640, 360)).to.deep.equal([0, 0, 255]); // the 300x200 blue image, centred
+  });
+
+  it('a JSON URL is captured as text', async () => {
+    const response = await capture('/file.json');
+    expect(response.status).to.equal(200);
+    expect(decodeDataUri(response.body.image).png.width).to.equal(1280);
+  });
+
+  it('a PDF URL ends in a capture or a precise error, never a hang', async () => {
+    const response = await capture('/file.pdf');
+    expect([200, 500]).to.include(response.status);
+    if (response.status === 200) expect(decodeDataUri(response.body.image).png.width).to.equal(1280);
+    else expect(response.body.error).to.match(/^Screenshot generation failed: the URL answered with application\/pdf/);
+  });
+
+  it('after all of the above, the pool still captures normally', async () => {
+    const response = await capture('/geometry');
+    expect(response.status).to.equal(200);
+    expect(decodeDataUri(response.body.image).rgb(5, 5)).to.deep.equal([255, 0, 0]);
+  });
+
+  it('a page that keeps changing forever is captured at the cap', async () => {
+    const page = `/echo?html=${encodeURIComponent(
+      '<body style="margin:0;background:#00ff00"><p id="t"></p><script>let n=0;(function tick(){document.getElementById("t").textContent=n++;requestAnimationFrame(tick)})()</script>',
+    )}`;
+    const response = await capture(page);
+    expect(response.status).to.equal(200);
+    expect(PNG.sync.read(decodeDataUri(response.body.image).bytes).width).to.equal(1280);
+  });
+});

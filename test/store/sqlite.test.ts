@@ -1,0 +1,102 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { hashApiKey } from '../../lib/api-keys.ts';
+import { openSqliteStore } from '../../lib/store/sqlite.ts';
+import type { Store } from '../../lib/store/store.ts';
+import { storeConformance } from './conformance.ts';
+
+const WORKER = fileURLToPath(new URL('./fixtures/sqlite-worker.ts', import.meta.url));
+
+function tempDataDir(): string {
+  return mkdtempSync(path.join(os.tmpdir(), 'viewfinder-store-'));
+}
+
+/** Runs the worker as a separate Node process on the same DATA_DIR and returns its JSON answer. */
+function worker(dataDir: string, ...args: string[]): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [WORKER, dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk));
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as Record<string, unknown>) : reject(new Error(`worker exited ${code}: ${err}`))));
+  });
+}
+
+describe('store: embedded sqlite backend', () => {
+  describe('conformance', () => {
+    const dirs: string[] = [];
+    after(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+    storeConformance(async () => {
+      const dir = tempDataDir();
+      dirs.push(dir);
+      return openSqliteStore({ dataDir: dir });
+    });
+  });
+
+  describe('durability and sharing DATA_DIR between processes', () => {
+    let dataDir: string;
+    let store: Store;
+    beforeEach(() => {
+      dataDir = tempDataDir();
+      store = openSqliteStore({ dataDir });
+    });
+    afterEach(async () => {
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('keeps accounts, sites and keys across a close and reopen', async () => {
+      const account = await store.createAccount({ name: 'Acme' });
+      const site = await store.createSite({ accountId: account.id, name: 's', allowedDomains: ['example.com'] });
+      const { secret } = await store.createKey({ accountId: account.id, name: 'k', kind: 'site', siteId: site.id });
+      await store.close();
+      store = openSqliteStore({ dataDir });
+      expect((await store.getSite(site.id))?.allowedDomains).to.deep.equal(['example.com']);
+      expect((await store.findKeyByHash(hashApiKey(secret)))?.siteId).to.equal(site.id);
+    });
+
+    it('sees a site written by a second process at once', async () => {
+      const account = await store.createAccount({ name: 'Acme' });
+      const { siteId } = await worker(dataDir, 'create-site', account.id, 'example.org');
+      expect((await store.getSite(siteId as string))?.allowedDomains).to.deep.equal(['example.org']);
+    });
+
+    it('stops finding a key by its old secret as soon as a second process regenerates it', async () => {
+      const account = await store.createAccount({ name: 'Acme' });
+      const { key, secret } = await store.createKey({ accountId: account.id, name: 'k', kind: 'full' });
+      const { secret: fresh } = await worker(dataDir, 'regenerate', key.id);
+      expect(await store.findKeyByHash(hashApiKey(secret))).to.equal(null);
+      expect((await store.findKeyByHash(hashApiKey(fresh as string)))?.id).to.equal(key.id);
+    });
+
+    it('loses no write when two processes write at the same time', async () => {
+      const account = await store.createAccount({ name: 'Acme' });
+      const site = await store.createSite({ accountId: account.id, name: 's', allowedDomains: [] });
+      const writes = 200;
+      const other = worker(dataDir, 'write-many', account.id, site.id, String(writes));
+      for (let i = 0; i < writes; i++) {
+        await store.recordUsage({ accountId: account.id, siteId: site.id, keyId: 'key_parent', outcome: 'capture', bytes: 1 });
+        if (i % 20 === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      await other;
+      const siteUsage = (await store.listUsage(account.id)).find((row) => row.scope === 'site');
+      expect(siteUsage?.captures).to.equal(2 * writes);
+    });
+
+    it('keeps committed data and drops the open transaction when a writer is killed mid-write', async () => {
+      await store.close();
+      const child = spawn(process.execPath, [WORKER, dataDir, 'crash-mid-write'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('close', resolve));
+      store = openSqliteStore({ dataDir });
+      const names = (await store.listAccounts()).map((account) => account.name);
+      expect(names).to.deep.equal(['committed']);
+    });
+  });
+});
