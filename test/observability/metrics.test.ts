@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { createRegistry } from '../../lib/metrics.ts';
 import { createApp } from '../../services/api/src/app.ts';
-import { apiRegistry } from '../../services/api/src/metrics.ts';
+import { apiRegistry, instrumentStore } from '../../services/api/src/metrics.ts';
 import { instrumentRenderer, outcomeOf } from '../../services/renderer/src/metrics.ts';
 import { BadRequest, CaptureFailed, Forbidden, NavigationTimeout, ServiceUnavailable, TooManyRequests } from '../../lib/errors.ts';
 import { closedPort, startFixtureServer, type FixtureServer } from '../support/fixture-server.ts';
@@ -111,5 +111,41 @@ describe('capture outcomes', () => {
     const controller = new AbortController();
     controller.abort();
     expect(outcomeOf(new CaptureFailed(), controller.signal)).to.equal('cancelled');
+  });
+});
+
+describe('store latency (instrumentStore)', () => {
+  /** A minimal store with the shape of lib/store's: every method async. */
+  class MemoryStore {
+    readonly sites = new Map<string, string>();
+    async getSite(id: string): Promise<string | null> {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return this.sites.get(id) ?? null;
+    }
+    async deleteSite(id: string): Promise<boolean> {
+      if (id === 'locked') throw new Error('locked');
+      return this.sites.delete(id);
+    }
+    async close(): Promise<void> {}
+  }
+
+  it('times every method by name and backend, passing arguments and results through', async () => {
+    const store = new MemoryStore();
+    store.sites.set('s1', 'site one');
+    const timed = instrumentStore(store, 'sqlite');
+    const before = (await sampleValue(apiRegistry, 'viewfinder_store_operation_duration_seconds_count', { operation: 'getSite', backend: 'sqlite' })) ?? 0;
+    expect(await timed.getSite('s1')).to.equal('site one');
+    expect(await timed.getSite('nope')).to.equal(null);
+    expect(await sampleValue(apiRegistry, 'viewfinder_store_operation_duration_seconds_count', { operation: 'getSite', backend: 'sqlite' })).to.equal(before + 2);
+    expect(await sampleValue(apiRegistry, 'viewfinder_store_operation_duration_seconds_sum', { operation: 'getSite', backend: 'sqlite' })).to.be.greaterThan(0);
+  });
+
+  it('times a failed operation too, and rethrows its error', async () => {
+    const timed = instrumentStore(new MemoryStore(), 'mongodb');
+    const before = (await sampleValue(apiRegistry, 'viewfinder_store_operation_duration_seconds_count', { operation: 'deleteSite', backend: 'mongodb' })) ?? 0;
+    let thrown: unknown;
+    await timed.deleteSite('locked').catch((err: unknown) => (thrown = err));
+    expect((thrown as Error).message).to.equal('locked');
+    expect(await sampleValue(apiRegistry, 'viewfinder_store_operation_duration_seconds_count', { operation: 'deleteSite', backend: 'mongodb' })).to.equal(before + 1);
   });
 });

@@ -57,6 +57,20 @@ export async function timeStoreOperation<T>(operation: string, backend: StoreBac
   }
 }
 
+/**
+ * The store with every method timed as `operation` = the method's name (a fixed set, from the code).
+ * Every method of a store returns a promise; `close` is left alone.
+ */
+export function instrumentStore<T extends object>(store: T, backend: StoreBackend): T {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || typeof property !== 'string' || property === 'close') return value;
+      return (...args: unknown[]) => timeStoreOperation(property, backend, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+    },
+  });
+}
+
 const renderersConfigured = new Gauge({
   name: 'viewfinder_renderers_configured',
   help: 'Renderer services listed in RENDERER_URL (0 when the renderer runs in-process).',
