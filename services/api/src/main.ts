@@ -12,6 +12,7 @@ import { createChromiumRenderer } from '../../renderer/src/pool.ts';
 import type { Renderer } from '../../renderer/src/renderer.ts';
 import { createApp } from './app.ts';
 import { loadApiConfig, type ApiConfig } from './config.ts';
+import { instrumentStore } from './metrics.ts';
 import { createRemoteRenderer } from './remote-renderer.ts';
 
 async function createRenderer(config: ApiConfig, logger: Logger): Promise<{ renderer: Renderer; rendererRegistry?: Registry }> {
@@ -28,7 +29,7 @@ const config = loadConfigOrExit(() => loadApiConfig(process.env));
 const logger = createLogger({ level: config.logLevel, name: 'viewfinder-api' });
 
 try {
-  const store = config.mode === 'hosted' ? await openStore(config.store) : undefined;
+  const store = config.mode === 'hosted' ? instrumentStore(await openStore(config.store), config.store.backend === 'mongo' ? 'mongodb' : 'sqlite') : undefined;
   if (store) logger.info({ store: describeStore(config.store) }, 'Opened the store');
   const { renderer, rendererRegistry } = await createRenderer(config, logger);
   runService({
