@@ -49,7 +49,6 @@ describe('GET /metrics of the API (in-process renderer)', () => {
     expect(text).to.match(/^viewfinder_render_capacity 2$/m);
     expect(text).to.match(/^viewfinder_render_in_flight 0$/m);
     expect(text).to.match(/^viewfinder_browser_restarts_total 0$/m);
-    expect(text).to.match(/^viewfinder_renderers_configured 0$/m);
   });
 
   it('labels requests with the route template and status class, never the raw path', async () => {
