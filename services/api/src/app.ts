@@ -1,16 +1,19 @@
-import Koa, { type Middleware } from 'koa';
-import Router from '@koa/router';
+import Koa from 'koa';
+import { Registry } from 'prom-client';
+import { NotFound } from '../../../lib/errors.ts';
+import { errorTranslator } from '../../../lib/http/error-translator.ts';
+import { jsonBody } from '../../../lib/http/json-body.ts';
+import { requestContext } from '../../../lib/http/request-context.ts';
+import { routerFor, type Route } from '../../../lib/http/routes.ts';
 import packageJson from '../../../package.json' with { type: 'json' };
-import { MethodNotAllowed, NotFound } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/logger.ts';
+import { httpMetrics, metricsEndpoint } from '../../../lib/metrics.ts';
 import type { Renderer } from '../../renderer/src/renderer.ts';
 import type { Store } from '../../../lib/store/store.ts';
 import { requireHostedKey } from './auth/hosted-key.ts';
 import { requireSelfHostedKey } from './auth/self-hosted-key.ts';
 import type { ApiConfig } from './config.ts';
-import { errorTranslator } from './errors.ts';
-import { jsonBody } from './json-body.ts';
-import { requestContext } from './request-context.ts';
+import { apiRegistry, httpRequestDuration } from './metrics.ts';
 import { createRateLimiter, type RateLimiter } from './rate-limit.ts';
 import { hostedRoutes } from './routes/api/index.ts';
 import type { HostedDeps } from './routes/api/route.ts';
@@ -29,12 +32,8 @@ export interface AppDeps {
   limiter?: RateLimiter;
   /** True once SIGTERM arrived: /readyz turns 503 so that load balancers stop sending traffic. */
   isShuttingDown?: () => boolean;
-}
-
-interface Route {
-  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
-  path: string;
-  handlers: Middleware[];
+  /** The capture metrics of an in-process renderer (instrumentRenderer), served beside the API's own. */
+  rendererRegistry?: Registry;
 }
 
 export function createApp(deps: AppDeps): Koa {
@@ -44,6 +43,7 @@ export function createApp(deps: AppDeps): Koa {
   const routes: Route[] = [
     { method: 'GET', path: '/healthz', handlers: [healthz] },
     { method: 'GET', path: '/readyz', handlers: [readyz(() => renderer.isReady() && !isShuttingDown())] },
+    { method: 'GET', path: '/metrics', handlers: [metricsEndpoint(deps.rendererRegistry ? Registry.merge([apiRegistry, deps.rendererRegistry]) : apiRegistry)] },
   ];
   if (config.mode === 'self-hosted') {
     routes.push({
@@ -59,6 +59,7 @@ export function createApp(deps: AppDeps): Koa {
 
   const app = new Koa();
   app.use(requestContext(logger));
+  app.use(httpMetrics(httpRequestDuration));
   app.use(errorTranslator(logger, config.bodyLimitBytes));
   app.use(routerFor(routes).routes());
   app.use(() => {
@@ -78,22 +79,4 @@ function mountHostedRoutes(deps: HostedDeps, config: ApiConfig): Route[] {
       route.handler(deps),
     ],
   }));
-}
-
-/** Registers each route, then answers 405 with an Allow header for any other method on its path. */
-function routerFor(routes: Route[]): Router {
-  const router = new Router();
-  const methodsByPath = new Map<string, string[]>();
-  for (const route of routes) {
-    router.register(route.path, [route.method], route.handlers);
-    const methods = methodsByPath.get(route.path) ?? [];
-    methods.push(route.method, ...(route.method === 'GET' ? ['HEAD'] : []));
-    methodsByPath.set(route.path, methods);
-  }
-  for (const [path, methods] of methodsByPath) {
-    router.all(path, () => {
-      throw new MethodNotAllowed(methods);
-    });
-  }
-  return router;
 }

@@ -1,40 +1,70 @@
-import { readEnum, readInt, readOptionalString, readString, type Env } from '../../../lib/env.ts';
+import { ConfigError, readEnum, readInt, readList, readOptionalString, type Env } from '../../../lib/env.ts';
+import { loadHttpServiceConfig, type HttpServiceConfig } from '../../../lib/service-process.ts';
 import { loadStoreConfig, type StoreConfig } from '../../../lib/store/open.ts';
 import { loadRendererConfig, type RendererConfig } from '../../renderer/src/config.ts';
 
 export const MODES = ['self-hosted', 'hosted'] as const;
 export type Mode = (typeof MODES)[number];
 
-export interface ApiConfig {
+export interface ApiConfig extends HttpServiceConfig {
   mode: Mode;
-  host: string;
-  port: number;
   /** Self-hosted only: when set, every capture must carry this key. */
   apiKey: string | undefined;
-  bodyLimitBytes: number;
-  maxHeaderBytes: number;
-  /** How long SIGTERM waits for captures in flight before closing Chromium regardless. */
-  shutdownTimeoutMs: number;
-  logLevel: string;
   renderer: RendererConfig;
   /** Hosted only: where accounts, sites and keys live (MONGODB_URI, else DATA_DIR). */
   store: StoreConfig;
   /** Hosted only: captures per minute per key, unless the account sets its own limit. */
   rateLimitPerMinute: number;
+  /** Set when RENDERER_URL is: captures go to renderer services over HTTP instead of an in-process pool. */
+  remoteRenderer: RemoteRendererConfig | undefined;
+}
+
+export interface RemoteRendererConfig {
+  /** Base URLs of the renderer services (RENDERER_URL, comma-separated). */
+  urls: URL[];
+  /** RENDERER_TOKEN, sent as `Authorization: Bearer` when set. */
+  token: string | undefined;
+  /** Deadline for one capture, both attempts included; past it the client gets 408. */
+  timeoutMs: number;
+  /** How long to wait for a TCP connection before trying another renderer. */
+  connectTimeoutMs: number;
+  /** How often each renderer's /readyz is probed. */
+  probeIntervalMs: number;
 }
 
 export function loadApiConfig(env: Env): ApiConfig {
+  const renderer = loadRendererConfig(env);
   return {
+    ...loadHttpServiceConfig(env, 'PORT', 3000),
     mode: readEnum(env, 'MODE', MODES, 'self-hosted'),
-    host: readString(env, 'HOST', '0.0.0.0'),
-    port: readInt(env, 'PORT', 3000, { min: 0, max: 65_535 }),
     apiKey: readOptionalString(env, 'API_KEY'),
-    bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 64 * 1024, { min: 1024, max: 10 * 1024 * 1024 }),
-    maxHeaderBytes: readInt(env, 'MAX_HEADER_BYTES', 16 * 1024, { min: 1024, max: 64 * 1024 }),
-    shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 60_000, { min: 0 }),
-    logLevel: readString(env, 'LOG_LEVEL', 'info'),
-    renderer: loadRendererConfig(env),
+    renderer,
+    remoteRenderer: loadRemoteRendererConfig(env, renderer.captureTimeoutMs),
     store: loadStoreConfig(env),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 60, { min: 1, max: 1_000_000 }),
   };
+}
+
+function loadRemoteRendererConfig(env: Env, rendererCaptureTimeoutMs: number): RemoteRendererConfig | undefined {
+  const urls = readList(env, 'RENDERER_URL').map(parseRendererUrl);
+  if (urls.length === 0) return undefined;
+  return {
+    urls,
+    token: readOptionalString(env, 'RENDERER_TOKEN'),
+    // The renderer's own backstop answers a typed 408 first; this catches a renderer that hangs.
+    timeoutMs: readInt(env, 'RENDERER_TIMEOUT_MS', rendererCaptureTimeoutMs + 5000, { min: 1000 }),
+    connectTimeoutMs: readInt(env, 'RENDERER_CONNECT_TIMEOUT_MS', 2000, { min: 100, max: 60_000 }),
+    probeIntervalMs: readInt(env, 'RENDERER_PROBE_INTERVAL_MS', 2000, { min: 100, max: 60_000 }),
+  };
+}
+
+function parseRendererUrl(value: string): URL {
+  const url = URL.parse(value);
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new ConfigError(`RENDERER_URL must list http(s) URLs, got "${value}"`);
+  }
+  // Credentials in a URL end up in logs and error messages; the token has its own variable.
+  if (url.username || url.password) throw new ConfigError('RENDERER_URL must not carry credentials: use RENDERER_TOKEN');
+  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  return url;
 }

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { TooManyRequests } from '../../../lib/errors.ts';
+import { recordRateLimited } from './metrics.ts';
 
 /**
  * Hosted captures per key per minute. The limit is the account's own when it has one, else the
@@ -49,6 +50,7 @@ export function createRateLimiter(defaultPerMinute: number): RateLimiter {
         'RateLimit-Reset': String(resetSeconds),
       };
       if (refused) {
+        recordRateLimited();
         throw new TooManyRequests(`Rate limit exceeded: ${limit} captures per minute for this API key; retry in ${resetSeconds} s`, resetSeconds, headers);
       }
       ctx.set(headers);

@@ -1,6 +1,7 @@
 import os from 'node:os';
-import { readBool, readInt, readList, readString, type Env } from '../../../lib/env.ts';
+import { readBool, readInt, readList, readOptionalString, readString, type Env } from '../../../lib/env.ts';
 import { parseNetworkAllowlist, type NetworkAllowlist } from '../../../lib/network-allowlist.ts';
+import { loadHttpServiceConfig, type HttpServiceConfig } from '../../../lib/service-process.ts';
 
 export interface RendererConfig {
   chromiumPath: string;
@@ -40,5 +41,20 @@ export function loadRendererConfig(env: Env): RendererConfig {
     smartWaitMaxMs: readInt(env, 'SMART_WAIT_MAX_MS', 8000, { min: 500, max: 60_000 }),
     fullPageMaxHeight: readInt(env, 'FULL_PAGE_MAX_HEIGHT', 16_384, { min: 100, max: 32_768 }),
     networkAllowlist: parseNetworkAllowlist(readList(env, 'PRIVATE_NETWORK_ALLOWLIST')),
+  };
+}
+
+/** The renderer as its own process (main.ts): where it listens, and what it asks of its callers. */
+export interface RendererServiceConfig extends HttpServiceConfig {
+  /** When set, POST /v1/captures needs `Authorization: Bearer <token>`; probes and /metrics stay open. */
+  token: string | undefined;
+  renderer: RendererConfig;
+}
+
+export function loadRendererServiceConfig(env: Env): RendererServiceConfig {
+  return {
+    ...loadHttpServiceConfig(env, 'RENDERER_PORT', 3001),
+    token: readOptionalString(env, 'RENDERER_TOKEN'),
+    renderer: loadRendererConfig(env),
   };
 }

@@ -89,9 +89,25 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
     longRequestMs: 3000,
     settleHints: new SettleHints(),
   };
-  const task = ({ page, data }: { page: Page; data: CaptureJob }) => {
-    data.signal?.throwIfAborted();
-    return capturePage(page, data.request, limits, undefined, data.signal);
+  const task = async ({ page, data }: { page: Page; data: CaptureJob }) => {
+    const { signal } = data;
+    signal?.throwIfAborted();
+    const capture = capturePage(page, data.request, limits, undefined, signal);
+    if (!signal) return capture;
+    // page.goto ignores its signal while the first response is pending. Ending the job at once on
+    // abort hands the page back, and the used context is then closed, which ends whatever the page
+    // was doing: a cancelled capture frees its slot now, not when the page finally answers.
+    capture.catch(() => undefined);
+    let onAbort = () => {};
+    const aborted = new Promise<never>((_resolve, reject) => {
+      onAbort = () => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([capture, aborted]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
   };
 
   // Start every worker now, so each holds a warm context before the first request arrives.

@@ -1,6 +1,6 @@
 /**
  * The renderer's contract. The API talks to a Renderer, whether it runs in-process (the pool in
- * pool.ts) or, later, behind HTTP: every field here is plain data so that it crosses a wire as is.
+ * pool.ts) or behind HTTP (services/api/src/remote-renderer.ts): every field here is plain data so that it crosses a wire as is.
  */
 import type { ProfileName } from './capture/profiles.ts';
 
@@ -28,6 +28,8 @@ export interface CaptureResult {
 export interface CaptureOptions {
   /** Aborts a queued or running capture, e.g. when the client goes away. */
   signal?: AbortSignal;
+  /** The request's id, sent on to a remote renderer so that both services log the same one. */
+  requestId?: string;
 }
 
 /** A point-in-time view of the pool, for /metrics and for capacity decisions. */

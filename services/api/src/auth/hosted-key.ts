@@ -3,6 +3,7 @@ import { hashApiKey, hashesEqual, looksLikeApiKey } from '../../../../lib/api-ke
 import { Forbidden, Unauthorized } from '../../../../lib/errors.ts';
 import type { Logger } from '../../../../lib/logger.ts';
 import type { Account, ApiKey, Store } from '../../../../lib/store/store.ts';
+import { recordAuthFailure } from '../metrics.ts';
 import { presentedKey } from './self-hosted-key.ts';
 
 /**
@@ -23,13 +24,18 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 export function requireHostedKey(store: Store, logger: Logger, access: Access): Middleware {
   return async (ctx, next) => {
     const presented = presentedKey(ctx.headers);
-    if (presented === undefined) throw new Unauthorized('Invalid API key: none was given');
+    if (presented === undefined) {
+      recordAuthFailure('missing_key');
+      throw new Unauthorized('Invalid API key: none was given');
+    }
     const principal = await authenticate(store, presented);
     if (!principal) {
+      recordAuthFailure('invalid_key');
       logger.info({ requestId: ctx.state.requestId }, 'Rejected an invalid API key');
       throw new Unauthorized();
     }
     if (access === 'full-access' && principal.key.kind !== 'full') {
+      recordAuthFailure('site_forbidden');
       throw new Forbidden('This operation needs a full-access API key; this one is scoped to a site');
     }
     ctx.state.principal = principal;

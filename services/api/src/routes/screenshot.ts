@@ -1,6 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import type { ErrorObject } from 'ajv';
-import { BadRequest } from '../../../../lib/errors.ts';
+import { abortWhenClientGoes } from '../../../../lib/http/client-gone.ts';
 import { DEFAULT_PROFILE, PROFILE_NAMES, type ProfileName } from '../../../renderer/src/capture/profiles.ts';
 import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
 import { compileValidator, type MessageRule } from '../validation.ts';
@@ -76,13 +76,9 @@ export interface ScreenshotResponse {
  * capture. Shared by the self-hosted and the hosted route, which differ only in what they check first.
  */
 export async function captureResponse(ctx: Context, renderer: Renderer, request: CaptureRequest, started: number): Promise<ScreenshotResponse> {
-  const clientGone = new AbortController();
-  const onClose = () => {
-    if (!ctx.res.writableFinished) clientGone.abort(new BadRequest('client closed the request'));
-  };
-  ctx.res.once('close', onClose);
+  const clientGone = abortWhenClientGoes(ctx);
   try {
-    const result = await renderer.capture(request, { signal: clientGone.signal });
+    const result = await renderer.capture(request, { signal: clientGone.signal, requestId: ctx.state.requestId });
     return {
       success: true,
       image: `data:image/png;base64,${result.png.toString('base64')}`,
@@ -96,7 +92,7 @@ export async function captureResponse(ctx: Context, renderer: Renderer, request:
       ...(request.fullPage ? { truncated: result.truncated } : {}),
     };
   } finally {
-    ctx.res.off('close', onClose);
+    clientGone.dispose();
   }
 }
 

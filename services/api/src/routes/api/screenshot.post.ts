@@ -3,6 +3,7 @@ import { hostMatches, hostOfUrl } from '../../../../../lib/domains.ts';
 import { BadRequest, Forbidden, NotFound, Unauthorized } from '../../../../../lib/errors.ts';
 import type { ApiKey, Site, Store } from '../../../../../lib/store/store.ts';
 import { principalOf } from '../../auth/hosted-key.ts';
+import { recordAuthFailure } from '../../metrics.ts';
 import { compileValidator } from '../../validation.ts';
 import { captureResponse, screenshotBodySchema, screenshotMessages, toCaptureRequest, type ScreenshotBody, type ScreenshotResponse } from '../screenshot.ts';
 import type { ApiRoute } from './route.ts';
@@ -46,15 +47,27 @@ const screenshotResultSchema = {
 /** The site a request captures for: named by site_id with a full-access key, implied by a site key. */
 async function resolveSite(store: Store, key: ApiKey, siteId: string | undefined): Promise<Site> {
   if (key.kind === 'full') {
-    if (siteId === undefined) throw new BadRequest('site_id is required with a full-access API key');
+    if (siteId === undefined) {
+      recordAuthFailure('site_required');
+      throw new BadRequest('site_id is required with a full-access API key');
+    }
     const site = await store.getSite(siteId);
-    if (!site || site.accountId !== key.accountId) throw new NotFound(`Site ${siteId} not found`);
+    if (!site || site.accountId !== key.accountId) {
+      recordAuthFailure('site_forbidden');
+      throw new NotFound(`Site ${siteId} not found`);
+    }
     return site;
   }
-  if (siteId !== undefined && siteId !== key.siteId) throw new Forbidden('This API key is scoped to another site: omit site_id or use its own');
+  if (siteId !== undefined && siteId !== key.siteId) {
+    recordAuthFailure('site_forbidden');
+    throw new Forbidden('This API key is scoped to another site: omit site_id or use its own');
+  }
   const site = key.siteId === null ? null : await store.getSite(key.siteId);
   // A site key outlives its site only for an instant (MongoDB deletes the site, then its keys).
-  if (!site) throw new Unauthorized();
+  if (!site) {
+    recordAuthFailure('invalid_key');
+    throw new Unauthorized();
+  }
   return site;
 }
 
@@ -63,6 +76,7 @@ function checkDomain(key: ApiKey, site: Site, url: string): void {
   if (!key.restrictDomains) return;
   const host = hostOfUrl(url);
   if (host === undefined || !hostMatches(host, site.allowedDomains)) {
+    recordAuthFailure('domain_forbidden');
     throw new Forbidden(`Domain not allowed: ${host ?? 'this host'} is not among the allowed domains of site ${site.id}`);
   }
 }

@@ -1,0 +1,27 @@
+/** The renderer service: loadConfig → pool → HTTP server → listen; on SIGTERM it drains. */
+import { createLogger } from '../../../lib/logger.ts';
+import { createRegistry } from '../../../lib/metrics.ts';
+import { loadConfigOrExit, runService } from '../../../lib/service-process.ts';
+import { loadRendererServiceConfig } from './config.ts';
+import { instrumentRenderer } from './metrics.ts';
+import { createChromiumRenderer } from './pool.ts';
+import { createRendererServer } from './server.ts';
+
+const config = loadConfigOrExit(() => loadRendererServiceConfig(process.env));
+const logger = createLogger({ level: config.logLevel, name: 'viewfinder-renderer' });
+
+try {
+  const registry = createRegistry();
+  const renderer = instrumentRenderer(await createChromiumRenderer(config.renderer, logger), registry);
+  runService({
+    config,
+    logger,
+    describe: { service: 'renderer', concurrency: config.renderer.concurrency, auth: config.token ? 'token' : 'none' },
+    createApp: (isShuttingDown) =>
+      createRendererServer({ renderer, registry, logger, token: config.token, bodyLimitBytes: config.bodyLimitBytes, isShuttingDown }),
+    close: () => renderer.close(),
+  });
+} catch (err) {
+  console.error('viewfinder-renderer: failed to start:', err);
+  process.exit(1);
+}

@@ -1,0 +1,116 @@
+/**
+ * The renderer service's internal HTTP API, shared by its server (server.ts) and its client
+ * (services/api/src/remote-renderer.ts):
+ *
+ *   POST /v1/captures   Content-Type: application/json, body: a CaptureRequest
+ *                       Authorization: Bearer <RENDERER_TOKEN> when the service has a token
+ *                       X-Request-Id: the API's request id (optional)
+ *   200                 Content-Type: image/png, body: the PNG bytes; metadata in headers:
+ *                       X-Image-Width, X-Image-Height, X-Image-Truncated (true|false), X-Wait-Ms
+ *   4xx/5xx             the typed error of lib/errors.ts as JSON: {success:false,error} (401: {error})
+ *
+ * PNG bytes travel raw rather than base64 in JSON: a third smaller, and nothing to decode.
+ */
+import { Ajv } from 'ajv';
+import type { IncomingHttpHeaders } from 'node:http';
+import {
+  BadRequest,
+  CaptureFailed,
+  Forbidden,
+  HttpError,
+  NavigationTimeout,
+  ServiceUnavailable,
+  TooManyRequests,
+} from '../../../lib/errors.ts';
+import { PROFILE_NAMES } from './capture/profiles.ts';
+import type { CaptureRequest, CaptureResult } from './renderer.ts';
+
+export const CAPTURE_PATH = '/v1/captures';
+
+const HEADER = { width: 'x-image-width', height: 'x-image-height', truncated: 'x-image-truncated', waitMs: 'x-wait-ms' } as const;
+
+export function resultHeaders(result: CaptureResult): Record<string, string> {
+  return {
+    [HEADER.width]: String(result.width),
+    [HEADER.height]: String(result.height),
+    [HEADER.truncated]: String(result.truncated),
+    [HEADER.waitMs]: String(result.waitMs),
+  };
+}
+
+/** Rebuilds the CaptureResult from a 200's body and headers; a malformed answer is a failed capture. */
+export function resultFromResponse(png: Buffer, headers: IncomingHttpHeaders): CaptureResult {
+  const integer = (name: string) => {
+    const value = Number(headers[name]);
+    if (!Number.isSafeInteger(value) || value < 0) throw new CaptureFailed('Screenshot generation failed: the renderer sent a malformed answer');
+    return value;
+  };
+  return {
+    png,
+    width: integer(HEADER.width),
+    height: integer(HEADER.height),
+    fileSize: png.byteLength,
+    truncated: headers[HEADER.truncated] === 'true',
+    waitMs: integer(HEADER.waitMs),
+  };
+}
+
+/**
+ * The typed error the renderer answered with, so that the API rethrows exactly what an in-process
+ * renderer would have thrown. Undefined for statuses a capture never legitimately answers.
+ */
+export function errorFromResponse(status: number, body: Buffer, headers: IncomingHttpHeaders): HttpError | undefined {
+  const message = errorMessage(body) ?? `Renderer answered ${status}`;
+  const retryAfter = Number(headers['retry-after']);
+  switch (status) {
+    case 400:
+      return new BadRequest(message);
+    case 403:
+      return new Forbidden(message);
+    case 408:
+      return new NavigationTimeout(message);
+    case 429:
+      return new TooManyRequests(message, Number.isFinite(retryAfter) ? retryAfter : 1);
+    case 500:
+      return new CaptureFailed(message);
+    case 503:
+      return new ServiceUnavailable(message, Number.isFinite(retryAfter) ? retryAfter : undefined);
+    default:
+      return undefined;
+  }
+}
+
+function errorMessage(body: Buffer): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    const error = (parsed as { error?: unknown })?.error;
+    return typeof error === 'string' ? error : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The wire form of a CaptureRequest: the API has applied defaults already, so every field but
+ * `wait` is required. The API validated the client's request; this guards the renderer on its own.
+ */
+const captureRequestSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url', 'quality', 'fullPage', 'removeAds'],
+  properties: {
+    url: { type: 'string', pattern: '^https?://', maxLength: 8192 },
+    quality: { type: 'string', enum: [...PROFILE_NAMES] },
+    wait: { type: 'number', minimum: 1000, maximum: 8000 },
+    fullPage: { type: 'boolean' },
+    removeAds: { type: 'boolean' },
+  },
+} as const;
+
+const validate = new Ajv({ allErrors: true, coerceTypes: false, removeAdditional: false, strict: true }).compile<CaptureRequest>(captureRequestSchema);
+
+export function parseCaptureRequest(body: unknown): CaptureRequest {
+  if (validate(body)) return body;
+  const problems = (validate.errors ?? []).map((e) => `${e.instancePath.slice(1) || 'body'} ${e.message ?? 'is invalid'}`);
+  throw new BadRequest(`Invalid capture request: ${problems.join('; ')}`);
+}

@@ -1,0 +1,151 @@
+import { expect } from 'chai';
+import request from 'supertest';
+import { createRegistry } from '../../lib/metrics.ts';
+import { createApp } from '../../services/api/src/app.ts';
+import { apiRegistry, instrumentStore } from '../../services/api/src/metrics.ts';
+import { instrumentRenderer, outcomeOf } from '../../services/renderer/src/metrics.ts';
+import { BadRequest, CaptureFailed, Forbidden, NavigationTimeout, ServiceUnavailable, TooManyRequests } from '../../lib/errors.ts';
+import { closedPort, startFixtureServer, type FixtureServer } from '../support/fixture-server.ts';
+import { sharedRenderer, silentLogger, testConfig } from '../support/harness.ts';
+import { sampleValue } from '../support/renderer-service.ts';
+
+const API_KEY = 'vf_metrics_test_key_5b1e0c';
+
+describe('GET /metrics of the API (in-process renderer)', () => {
+  let fixtures: FixtureServer;
+  let app: ReturnType<typeof createApp>;
+  let rendererRegistry: ReturnType<typeof createRegistry>;
+
+  before(async () => {
+    fixtures = await startFixtureServer();
+    rendererRegistry = createRegistry({ processMetrics: false });
+    const renderer = instrumentRenderer(await sharedRenderer(), rendererRegistry);
+    app = createApp({ config: testConfig({ API_KEY }), renderer, logger: silentLogger, rendererRegistry });
+  });
+  after(() => fixtures.close());
+
+  const scrape = async () => {
+    const response = await request(app.callback()).get('/metrics');
+    expect(response.status).to.equal(200);
+    return response;
+  };
+  const capture = (body: Record<string, unknown>, key = API_KEY) =>
+    request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').set('X-API-Key', key).send(body);
+
+  it("answers Prometheus's text format, every name prefixed viewfinder_, with the process metrics", async () => {
+    const response = await scrape();
+    expect(response.headers['content-type']).to.match(/^text\/plain; version=0\.0\.4/);
+    const names = [...response.text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1] as string);
+    expect(names).to.include.members(['viewfinder_process_cpu_seconds_total', 'viewfinder_process_resident_memory_bytes', 'viewfinder_nodejs_eventloop_lag_seconds']);
+    for (const name of names) expect(name).to.match(/^viewfinder_/);
+  });
+
+  it('serves the in-process capture metrics beside the API ones', async () => {
+    const response = await capture({ url: fixtures.url('/simple'), quality: 'mobile' });
+    expect(response.status).to.equal(200);
+    const text = (await scrape()).text;
+    expect(text).to.match(/^viewfinder_capture_duration_seconds_count\{profile="mobile",outcome="success"\} 1$/m);
+    expect(text).to.match(/^viewfinder_capture_png_bytes_count\{profile="mobile"\} 1$/m);
+    expect(text).to.match(/^viewfinder_render_capacity 2$/m);
+    expect(text).to.match(/^viewfinder_render_in_flight 0$/m);
+    expect(text).to.match(/^viewfinder_browser_restarts_total 0$/m);
+  });
+
+  it('labels requests with the route template and status class, never the raw path', async () => {
+    const before = (await sampleValue(apiRegistry, 'viewfinder_http_request_duration_seconds_count', { route: 'unmatched', method: 'GET', status_class: '4xx' })) ?? 0;
+    await request(app.callback()).get('/sites/site-4711/keys/abc');
+    expect(await sampleValue(apiRegistry, 'viewfinder_http_request_duration_seconds_count', { route: 'unmatched', method: 'GET', status_class: '4xx' })).to.equal(before + 1);
+    const text = (await scrape()).text;
+    expect(text).to.match(/^viewfinder_http_request_duration_seconds_count\{route="\/screenshot",method="POST",status_class="2xx"\} \d+$/m);
+    expect(text).to.not.include('site-4711');
+  });
+
+  it('counts authentication failures by reason, without the key', async () => {
+    const reasons = { missing_key: 0, invalid_key: 0 };
+    for (const reason of Object.keys(reasons) as (keyof typeof reasons)[]) {
+      reasons[reason] = (await sampleValue(apiRegistry, 'viewfinder_auth_failures_total', { reason })) ?? 0;
+    }
+    expect((await request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send({ url: fixtures.url('/simple') })).status).to.equal(401);
+    expect((await capture({ url: fixtures.url('/simple') }, 'vf_wrong_key_9f8e7d')).status).to.equal(401);
+    expect(await sampleValue(apiRegistry, 'viewfinder_auth_failures_total', { reason: 'missing_key' })).to.equal(reasons.missing_key + 1);
+    expect(await sampleValue(apiRegistry, 'viewfinder_auth_failures_total', { reason: 'invalid_key' })).to.equal(reasons.invalid_key + 1);
+    const text = (await scrape()).text;
+    expect(text).to.not.include('vf_wrong_key_9f8e7d');
+    expect(text).to.not.include(API_KEY);
+  });
+
+  it('records a failed capture with outcome error, and never the URL', async () => {
+    const url = `http://127.0.0.1:${await closedPort()}/private/path`;
+    expect((await capture({ url })).status).to.equal(500);
+    expect(await sampleValue(rendererRegistry, 'viewfinder_capture_duration_seconds_count', { profile: 'standard', outcome: 'error' })).to.equal(1);
+    const text = (await scrape()).text;
+    expect(text).to.not.include('/private/path');
+    expect(text).to.not.include(fixtures.origin);
+  });
+
+  it('registers the rate-limit and store metrics of the hosted mode in self-hosted mode too', async () => {
+    const text = (await scrape()).text;
+    expect(text).to.match(/^# TYPE viewfinder_rate_limited_total counter$/m);
+    expect(text).to.match(/^viewfinder_rate_limited_total \d+$/m);
+    expect(text).to.match(/^# TYPE viewfinder_store_operation_duration_seconds histogram$/m);
+  });
+});
+
+describe('capture outcomes', () => {
+  const cases = [
+    ['timeout', new NavigationTimeout()],
+    ['rejected', new TooManyRequests('Too many captures', 1)],
+    ['rejected', new Forbidden('Blocked address')],
+    ['rejected', new BadRequest('Bad')],
+    ['rejected', new ServiceUnavailable('Shutting down')],
+    ['error', new CaptureFailed()],
+    ['error', new Error('a bug')],
+  ] as const;
+  for (const [outcome, err] of cases) {
+    it(`classifies ${err.constructor.name}${'status' in err ? ` (${err.status})` : ''} as ${outcome}`, () => {
+      expect(outcomeOf(err, undefined)).to.equal(outcome);
+    });
+  }
+
+  it('classifies any failure after the caller aborted as cancelled', () => {
+    const controller = new AbortController();
+    controller.abort();
+    expect(outcomeOf(new CaptureFailed(), controller.signal)).to.equal('cancelled');
+  });
+});
+
+describe('store latency (instrumentStore)', () => {
+  /** A minimal store with the shape of lib/store's: every method async. */
+  class MemoryStore {
+    readonly sites = new Map<string, string>();
+    async getSite(id: string): Promise<string | null> {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return this.sites.get(id) ?? null;
+    }
+    async deleteSite(id: string): Promise<boolean> {
+      if (id === 'locked') throw new Error('locked');
+      return this.sites.delete(id);
+    }
+    async close(): Promise<void> {}
+  }
+
+  it('times every method by name and backend, passing arguments and results through', async () => {
+    const store = new MemoryStore();
+    store.sites.set('s1', 'site one');
+    const timed = instrumentStore(store, 'sqlite');
+    const before = (await sampleValue(apiRegistry, 'viewfinder_store_operation_duration_seconds_count', { operation: 'getSite', backend: 'sqlite' })) ?? 0;
+    expect(await timed.getSite('s1')).to.equal('site one');
+    expect(await timed.getSite('nope')).to.equal(null);
+    expect(await sampleValue(apiRegistry, 'viewfinder_store_operation_duration_seconds_count', { operation: 'getSite', backend: 'sqlite' })).to.equal(before + 2);
+    expect(await sampleValue(apiRegistry, 'viewfinder_store_operation_duration_seconds_sum', { operation: 'getSite', backend: 'sqlite' })).to.be.greaterThan(0);
+  });
+
+  it('times a failed operation too, and rethrows its error', async () => {
+    const timed = instrumentStore(new MemoryStore(), 'mongodb');
+    const before = (await sampleValue(apiRegistry, 'viewfinder_store_operation_duration_seconds_count', { operation: 'deleteSite', backend: 'mongodb' })) ?? 0;
+    let thrown: unknown;
+    await timed.deleteSite('locked').catch((err: unknown) => (thrown = err));
+    expect((thrown as Error).message).to.equal('locked');
+    expect(await sampleValue(apiRegistry, 'viewfinder_store_operation_duration_seconds_count', { operation: 'deleteSite', backend: 'mongodb' })).to.equal(before + 1);
+  });
+});

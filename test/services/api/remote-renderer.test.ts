@@ -1,0 +1,210 @@
+import { expect } from 'chai';
+import request from 'supertest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ConfigError } from '../../../lib/env.ts';
+import type { Logger } from '../../../lib/logger.ts';
+import { createApp } from '../../../services/api/src/app.ts';
+import { loadApiConfig } from '../../../services/api/src/config.ts';
+import { apiRegistry } from '../../../services/api/src/metrics.ts';
+import { createRemoteRenderer, type RemoteRenderer } from '../../../services/api/src/remote-renderer.ts';
+import { closedPort, startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
+import { decodeDataUri, sharedRenderer, silentLogger, startRenderer, testConfig } from '../../support/harness.ts';
+import { captureLog } from '../../support/log-capture.ts';
+import { sampleValue, startRendererService, type RendererService } from '../../support/renderer-service.ts';
+
+const RED: [number, number, number] = [255, 0, 0];
+const BLUE: [number, number, number] = [0, 0, 255];
+
+/** Polls `probe` every 50 ms until it returns true; fails after `attempts` tries. */
+async function eventually(what: string, probe: () => Promise<boolean> | boolean, attempts = 400): Promise<void> {
+  for (let i = 0; i < attempts; i++) {
+    if (await probe()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`never happened: ${what}`);
+}
+
+describe('dispatch to renderer services (RENDERER_URL, real Chromium behind HTTP)', () => {
+  let fixtures: FixtureServer;
+  let service: RendererService;
+  const remotes: RemoteRenderer[] = [];
+  const services: RendererService[] = [];
+
+  before(async () => {
+    fixtures = await startFixtureServer();
+    service = await startRendererService(await sharedRenderer());
+  });
+  afterEach(async () => {
+    await Promise.all(remotes.splice(0).map((remote) => remote.close()));
+    await Promise.all(services.splice(0).map((s) => s.close()));
+  });
+  after(async () => {
+    await Promise.all([service.close(), fixtures.close()]);
+  });
+
+  async function remoteApp(urls: string[], env: Record<string, string> = {}, logger: Logger = silentLogger) {
+    const config = testConfig({ RENDERER_URL: urls.join(','), ...env });
+    const renderer = await createRemoteRenderer(config.remoteRenderer!, logger);
+    remotes.push(renderer);
+    return { app: createApp({ config, renderer, logger }), renderer };
+  }
+  const capture = (app: ReturnType<typeof createApp>, body: Record<string, unknown>) =>
+    request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send(body);
+
+  it('captures through the renderer service: the same PNG and fields as in-process', async () => {
+    const { app } = await remoteApp([service.url]);
+    const response = await capture(app, { url: fixtures.url('/geometry'), quality: 'retina' });
+    expect(response.status, JSON.stringify(response.body).slice(0, 200)).to.equal(200);
+    expect(response.body).to.include({ success: true, quality: 'retina', width: 5120, height: 2880 });
+    const image = decodeDataUri(response.body.image);
+    expect([image.png.width, image.png.height]).to.deep.equal([5120, 2880]);
+    expect(response.body.fileSize).to.equal(image.bytes.length);
+    expect(image.rgb(5, 5)).to.deep.equal(RED);
+    expect(image.rgb(5115, 2875)).to.deep.equal(BLUE);
+    expect(await sampleValue(service.registry, 'viewfinder_capture_duration_seconds_count', { profile: 'retina', outcome: 'success' })).to.equal(1);
+  });
+
+  it("rethrows the renderer's typed error: 500 with the network error", async () => {
+    const { app } = await remoteApp([service.url]);
+    const response = await capture(app, { url: `http://127.0.0.1:${await closedPort()}/` });
+    expect(response.status).to.equal(500);
+    expect(response.body).to.deep.equal({ success: false, error: 'Screenshot generation failed: net::ERR_CONNECTION_REFUSED' });
+  });
+
+  it("rethrows the renderer's 408 when the page's navigation timed out there", async () => {
+    const slowPool = await startRenderer(testConfig({ NAVIGATION_TIMEOUT_MS: '1000', RENDER_CONCURRENCY: '1' }));
+    const slowService = await startRendererService(slowPool);
+    services.push(slowService);
+    const { app } = await remoteApp([slowService.url]);
+    const response = await capture(app, { url: fixtures.url('/slow?delay=5000') });
+    expect(response.status).to.equal(408);
+    expect(response.body).to.deep.equal({ success: false, error: 'Navigation timeout: the page took too long to load' });
+  });
+
+  it('answers 408 past RENDERER_TIMEOUT_MS and cancels the capture in the renderer', async () => {
+    const { app } = await remoteApp([service.url], { RENDERER_TIMEOUT_MS: '1000' });
+    const cancelledBefore = (await sampleValue(service.registry, 'viewfinder_capture_duration_seconds_count', { profile: 'standard', outcome: 'cancelled' })) ?? 0;
+    const response = await capture(app, { url: fixtures.url('/slow?delay=20000') });
+    expect(response.status).to.equal(408);
+    expect(response.body).to.deep.equal({ success: false, error: 'Navigation timeout: the page took too long to load or respond' });
+    await eventually('the renderer recorded the capture as cancelled', async () =>
+      (await sampleValue(service.registry, 'viewfinder_capture_duration_seconds_count', { profile: 'standard', outcome: 'cancelled' })) === cancelledBefore + 1,
+    );
+  });
+
+  it('cancels the capture in the renderer when the client goes away', async () => {
+    const { app } = await remoteApp([service.url]);
+    const server = http.createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const cancelledBefore = (await sampleValue(service.registry, 'viewfinder_capture_duration_seconds_count', { profile: 'mobile', outcome: 'cancelled' })) ?? 0;
+      const client = new AbortController();
+      const pending = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/screenshot`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ url: fixtures.url('/slow?delay=20000'), quality: 'mobile' }),
+        signal: client.signal,
+      }).catch((err: Error) => err.name);
+      const pool = await sharedRenderer();
+      await eventually('the capture reached the pool', () => pool.stats().inFlight > 0);
+      client.abort();
+      expect(await pending).to.equal('AbortError');
+      await eventually('the renderer recorded the capture as cancelled', async () =>
+        (await sampleValue(service.registry, 'viewfinder_capture_duration_seconds_count', { profile: 'mobile', outcome: 'cancelled' })) === cancelledBefore + 1,
+      );
+      await eventually('the pool slot was freed', () => pool.stats().inFlight === 0);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it('retries once on another renderer after a connection-level failure, and leaves the failed one out', async () => {
+    const pool = await sharedRenderer();
+    const [first, second] = [await startRendererService(pool), await startRendererService(pool)] as const;
+    services.push(first, second);
+    const log = captureLog('viewfinder-api');
+    // A long probe interval: the API learns that `first` is gone only from the failed capture.
+    const { app, renderer } = await remoteApp([first.url, second.url], { RENDERER_PROBE_INTERVAL_MS: '60000' }, log.logger);
+    expect(renderer.isReady()).to.equal(true);
+    await first.close();
+    const retriesBefore = (await sampleValue(apiRegistry, 'viewfinder_renderer_retries_total')) ?? 0;
+
+    for (let i = 0; i < 2; i++) {
+      const response = await capture(app, { url: fixtures.url('/simple') });
+      expect(response.status, `capture ${i + 1}: ${JSON.stringify(response.body).slice(0, 200)}`).to.equal(200);
+    }
+    expect((await sampleValue(apiRegistry, 'viewfinder_renderer_retries_total')) ?? 0).to.equal(retriesBefore + 1);
+    expect(await sampleValue(second.registry, 'viewfinder_capture_duration_seconds_count', { profile: 'standard', outcome: 'success' })).to.equal(2);
+    expect(await sampleValue(apiRegistry, 'viewfinder_renderers_ready')).to.equal(1);
+    expect(await sampleValue(apiRegistry, 'viewfinder_renderers_configured')).to.equal(2);
+    const retried = log.lines().find((line) => line.msg === 'Renderer failed before answering; retrying on another');
+    expect(retried).to.include({ renderer: 0, retryOn: 1, reason: 'ECONNREFUSED' });
+  });
+
+  it('answers 503 with Retry-After when no renderer is ready, and the API /readyz says 503', async () => {
+    const { app } = await remoteApp([`http://127.0.0.1:${await closedPort()}`]);
+    const response = await capture(app, { url: fixtures.url('/simple') });
+    expect(response.status).to.equal(503);
+    expect(response.headers['retry-after']).to.equal('5');
+    expect(response.body).to.deep.equal({ success: false, error: 'Service unavailable: no renderer is ready' });
+    expect((await request(app.callback()).get('/readyz')).status).to.equal(503);
+  });
+
+  it('picks up a renderer that becomes ready later, through its /readyz probe', async () => {
+    const port = await closedPort();
+    const { app, renderer } = await remoteApp([`http://127.0.0.1:${port}`], { RENDERER_PROBE_INTERVAL_MS: '100' });
+    expect((await request(app.callback()).get('/readyz')).status).to.equal(503);
+    services.push(await startRendererService(await sharedRenderer(), { port }));
+    await eventually('the API saw the renderer ready', () => renderer.isReady());
+    expect((await request(app.callback()).get('/readyz')).status).to.equal(200);
+    expect((await capture(app, { url: fixtures.url('/simple') })).status).to.equal(200);
+  });
+
+  it('answers 500 when the renderer refuses RENDERER_TOKEN, and logs why without the token', async () => {
+    const guarded = await startRendererService(await sharedRenderer(), { token: 'the-right-renderer-token' });
+    services.push(guarded);
+    const log = captureLog('viewfinder-api');
+    const { app } = await remoteApp([guarded.url], { RENDERER_TOKEN: 'a-wrong-renderer-token' }, log.logger);
+    const response = await capture(app, { url: fixtures.url('/simple') });
+    expect(response.status).to.equal(500);
+    expect(response.body).to.deep.equal({ success: false, error: 'Screenshot generation failed' });
+    expect(log.lines().find((line) => line.level === 50)).to.include({ status: 401, msg: 'Renderer refused the capture request; check RENDERER_TOKEN and versions' });
+    expect(log.text()).to.not.include('a-wrong-renderer-token');
+    expect(log.text()).to.not.include('the-right-renderer-token');
+  });
+
+  it('sends RENDERER_TOKEN as a bearer token that the renderer accepts', async () => {
+    const guarded = await startRendererService(await sharedRenderer(), { token: 'the-right-renderer-token' });
+    services.push(guarded);
+    const { app } = await remoteApp([guarded.url], { RENDERER_TOKEN: 'the-right-renderer-token' });
+    expect((await capture(app, { url: fixtures.url('/simple') })).status).to.equal(200);
+  });
+});
+
+describe('RENDERER_URL and related configuration', () => {
+  const load = (env: Record<string, string>) => loadApiConfig({ ...env });
+
+  it('renders in-process when RENDERER_URL is unset', () => {
+    expect(load({}).remoteRenderer).to.equal(undefined);
+  });
+
+  it('reads a comma-separated list of renderer URLs', () => {
+    const config = load({ RENDERER_URL: 'http://r-0:3001, https://r-1.internal/render' });
+    expect(config.remoteRenderer?.urls.map(String)).to.deep.equal(['http://r-0:3001/', 'https://r-1.internal/render/']);
+  });
+
+  it("defaults RENDERER_TIMEOUT_MS to the renderer's capture timeout plus 5 s, so that the renderer's own 408 comes first", () => {
+    const config = load({ RENDERER_URL: 'http://r-0:3001', CAPTURE_TIMEOUT_MS: '20000' });
+    expect(config.remoteRenderer).to.include({ timeoutMs: 25_000, connectTimeoutMs: 2000, probeIntervalMs: 2000, token: undefined });
+  });
+
+  it('rejects a URL that is not http(s)', () => {
+    expect(() => load({ RENDERER_URL: 'http://r-0:3001,ftp://r-1' })).to.throw(ConfigError, 'RENDERER_URL must list http(s) URLs, got "ftp://r-1"');
+  });
+
+  it('rejects credentials inside RENDERER_URL, which would end up in logs', () => {
+    expect(() => load({ RENDERER_URL: 'http://user:secret@r-0:3001' })).to.throw(ConfigError, 'RENDERER_URL must not carry credentials: use RENDERER_TOKEN');
+  });
+});

@@ -1,0 +1,71 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { TEST_ENV } from './harness.ts';
+
+export const API_MAIN = fileURLToPath(new URL('../../services/api/src/main.ts', import.meta.url));
+export const RENDERER_MAIN = fileURLToPath(new URL('../../services/renderer/src/main.ts', import.meta.url));
+
+/** A service started as its own process on an ephemeral loopback port, with its output collected. */
+export interface ServiceProcess {
+  child: ChildProcess;
+  port: number;
+  base: string;
+  /** Everything the process wrote so far, stdout and stderr. */
+  output(): string;
+  /** SIGTERM, then SIGKILL if it has not exited after `graceMs`; resolves with the exit code. */
+  stop(graceMs?: number): Promise<number | null>;
+}
+
+/**
+ * Spawns `main` with PORT/RENDERER_PORT 0 and waits for its "Listening" log line, which carries the
+ * port the kernel chose (or listens on `options.port`), then for its /readyz to answer 200.
+ */
+export async function startServiceProcess(main: string, env: Record<string, string> = {}, options: { port?: number } = {}): Promise<ServiceProcess> {
+  // With a port chosen by the caller, the service may log below info: readiness alone is awaited.
+  const port = String(options.port ?? 0);
+  const child = spawn(process.execPath, [main], {
+    env: { ...process.env, ...TEST_ENV, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: port, RENDERER_PORT: port, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  const stop = async (graceMs = 15_000) => {
+    if (child.exitCode !== null) return child.exitCode;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    const [code] = await exited;
+    clearTimeout(timer);
+    return code as number | null;
+  };
+  try {
+    const listening = options.port ?? (await waitForListening(child, () => output));
+    const base = `http://127.0.0.1:${listening}`;
+    await waitForReady(base, child, () => output);
+    return { child, port: listening, base, output: () => output, stop };
+  } catch (err) {
+    await stop(1000);
+    throw err;
+  }
+}
+
+async function waitForListening(child: ChildProcess, output: () => string): Promise<number> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (child.exitCode !== null) throw new Error(`the service exited early with ${child.exitCode}:\n${output()}`);
+    const port = /"port":(\d+),"msg":"Listening"/.exec(output())?.[1];
+    if (port) return Number(port);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`the service did not log "Listening":\n${output()}`);
+}
+
+async function waitForReady(base: string, child: ChildProcess, output: () => string): Promise<void> {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    if (child.exitCode !== null) throw new Error(`the service exited early with ${child.exitCode}:\n${output()}`);
+    if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the service did not become ready:\n${output()}`);
+}
