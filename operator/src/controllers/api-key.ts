@@ -46,7 +46,7 @@ export async function reconcileApiKey(deps: ControllerDeps, namespace: string, n
       const stored = await storeCall(() => store.findKeyByManagedBy(ref));
       if (stored) {
         await storeCall(() => store.deleteKey(stored.id));
-        logger.info({ kind: 'ApiKey', namespace, name, keyId: stored.id, prefix: stored.prefix }, 'Revoked the key');
+        logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, prefix: stored.prefix }, 'Revoked the key');
       }
     } catch (err) {
       if (!resource) throw err;
@@ -116,7 +116,7 @@ export async function reconcileApiKey(deps: ControllerDeps, namespace: string, n
 
     if (plaintext !== null && issued !== null) {
       await kube[secret ? 'replaceSecret' : 'createSecret'](namespace, secretFor(current, secretName, plaintext, rotation, secret));
-      logger.info({ kind: 'ApiKey', namespace, name, keyId: stored.id, prefix: stored.prefix, secretName, rotation }, issuedLog[issued]);
+      logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, prefix: stored.prefix, secretName, rotation }, issuedLog[issued]);
       await deps.events.record(current, issued === 'secretLost' ? 'Warning' : 'Normal', issuedEvent[issued].reason, issuedEvent[issued].message(stored, secretName, rotation));
     }
     const previousSecret = current.status?.secretName;

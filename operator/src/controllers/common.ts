@@ -106,7 +106,7 @@ export async function failReconcile<T extends Resource>(deps: ControllerDeps, re
   const previous = readyCondition(resource.status?.conditions);
   const conditions = withReady(resource.status?.conditions, state, resource.metadata.generation, now);
   const { namespace, name } = resource.metadata;
-  deps.logger.warn({ kind: resource.kind, namespace, name, reason: failure.reason, message: failure.message }, `${resource.kind} was not reconciled`);
+  deps.logger.warn({ kind: resource.kind, object: `${namespace}/${name}`, reason: failure.reason, message: failure.message }, `${resource.kind} was not reconciled`);
   if (previous?.reason !== failure.reason || previous.message !== failure.message || previous.status !== 'False') {
     await deps.events.record(resource, 'Warning', failure.reason, failure.message);
   }

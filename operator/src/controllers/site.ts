@@ -33,7 +33,7 @@ export async function reconcileSite(deps: ControllerDeps, namespace: string, nam
       const stored = await storeCall(() => store.findSiteByManagedBy(ref));
       if (stored) {
         await storeCall(() => store.deleteSite(stored.id));
-        logger.info({ kind: 'Site', namespace, name, siteId: stored.id }, 'Deleted the site from the store');
+        logger.info({ kind: 'Site', object: `${namespace}/${name}`, siteId: stored.id }, 'Deleted the site from the store');
       }
     } catch (err) {
       if (!site) throw err;
@@ -64,7 +64,7 @@ export async function reconcileSite(deps: ControllerDeps, namespace: string, nam
       stored = existing;
     } else {
       stored = await storeCall(() => store.upsertManagedSite(wanted));
-      logger.info({ kind: 'Site', namespace, name, siteId: stored.id, domains: allowedDomains.length }, existing ? 'Updated the site in the store' : 'Created the site in the store');
+      logger.info({ kind: 'Site', object: `${namespace}/${name}`, siteId: stored.id, domains: allowedDomains.length }, existing ? 'Updated the site in the store' : 'Created the site in the store');
     }
     const message = `Site ${stored.id} allows ${allowedDomains.length === 0 ? 'no domains' : allowedDomains.join(', ')}`;
     await writeStatus(kube, current, {

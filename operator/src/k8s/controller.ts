@@ -91,7 +91,7 @@ export class Controller {
     } catch (err) {
       metrics.reconcileTotal.inc({ kind, result: 'error' });
       const delayMs = this.queue.addRateLimited(key);
-      logger.warn({ kind, namespace, name, err: describeKubeError(err), retryInMs: delayMs }, `${kind} reconcile failed; retrying`);
+      logger.warn({ kind, object: `${namespace}/${name}`, err: describeKubeError(err), retryInMs: delayMs }, `${kind} reconcile failed; retrying`);
     } finally {
       stopTimer();
       this.queue.done(key);

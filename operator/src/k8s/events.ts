@@ -36,7 +36,7 @@ export class EventRecorder {
         reportingInstance: OPERATOR_NAME,
       });
     } catch (err) {
-      this.logger.warn({ kind: resource.kind, namespace, name, reason, err: describeKubeError(err) }, 'Recording an event failed');
+      this.logger.warn({ kind: resource.kind, object: `${namespace}/${name}`, reason, err: describeKubeError(err) }, 'Recording an event failed');
     }
   }
 }
