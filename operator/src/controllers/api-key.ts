@@ -104,8 +104,9 @@ export async function reconcileApiKey(deps: ControllerDeps, namespace: string, n
     const rotation = spec.rotation ?? 0;
     let issued: 'created' | 'rotated' | 'secretLost' | null = plaintext === null ? null : 'created';
     if (plaintext === null) {
-      if (rotation > secretRotation(secret)) issued = 'rotated';
-      else if (!secret || !secretHolds(secret, stored.hash)) issued = 'secretLost';
+      if (!secret) issued = 'secretLost';
+      else if (rotation > secretRotation(secret)) issued = 'rotated';
+      else if (!secretHolds(secret, stored.hash)) issued = 'secretLost';
       if (issued) {
         const regenerated = await storeCall(() => store.regenerateKey(stored.id));
         if (!regenerated) throw new NotReady(REASONS.StoreUnavailable, `Key ${stored.id} vanished from the store while it was regenerated`);
