@@ -7,7 +7,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 const KIND_LABELS = ['kind'] as const;
 const RESULT_LABELS = ['kind', 'result'] as const;
 
-export type ReconcileMetricResult = 'success' | 'not_ready' | 'error' | 'deleted';
+export type ReconcileMetricResult = 'success' | 'not_ready' | 'deleted' | 'conflict' | 'error';
 
 export interface OperatorMetrics {
   registry: Registry;
@@ -23,7 +23,7 @@ export function createOperatorMetrics(): OperatorMetrics {
     registry,
     reconcileTotal: new Counter({
       name: 'viewfinder_operator_reconcile_total',
-      help: 'Reconciles by kind and result (success, not_ready, error, deleted)',
+      help: 'Reconciles by kind and result (success, not_ready, deleted, conflict, error)',
       labelNames: RESULT_LABELS,
       registers: [registry],
     }),

@@ -180,7 +180,7 @@ export async function startFakeKubeApiServer(options: { historyLimit?: number } 
     const failure = failures.find((entry) => entry.count > 0 && entry.matches(method, url.pathname));
     if (failure) {
       failure.count -= 1;
-      return status(res, failure.status, 'ServiceUnavailable', 'injected failure');
+      return status(res, failure.status, (http.STATUS_CODES[failure.status] ?? 'Error').replace(/\W/g, ''), 'injected failure');
     }
     const route = parsePath(url.pathname);
     if (!route) return status(res, 404, 'NotFound', `the server could not find the requested resource (${url.pathname})`);

@@ -2,7 +2,7 @@ import type { Logger } from '../../../lib/logger.ts';
 import type { ReconcileResult } from '../controllers/common.ts';
 import type { OperatorMetrics } from '../metrics.ts';
 import { splitKey, type Kind } from '../resources.ts';
-import { describeKubeError } from './client.ts';
+import { describeKubeError, isConflict } from './client.ts';
 import { WorkQueue, type WorkQueueOptions } from './work-queue.ts';
 
 /**
@@ -89,8 +89,13 @@ export class Controller {
       if (result.outcome === 'not_ready' && result.retry) this.queue.addRateLimited(key);
       else this.queue.forget(key);
     } catch (err) {
-      metrics.reconcileTotal.inc({ kind, result: 'error' });
       const delayMs = this.queue.addRateLimited(key);
+      // Someone else changed the object since it was read: not a failure, just run again on the new one.
+      if (isConflict(err)) {
+        metrics.reconcileTotal.inc({ kind, result: 'conflict' });
+        return;
+      }
+      metrics.reconcileTotal.inc({ kind, result: 'error' });
       logger.warn({ kind, object: `${namespace}/${name}`, err: describeKubeError(err), retryInMs: delayMs }, `${kind} reconcile failed; retrying`);
     } finally {
       stopTimer();
