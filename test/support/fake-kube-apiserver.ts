@@ -256,6 +256,8 @@ export async function startFakeKubeApiServer(options: { historyLimit?: number } 
     const updated = structuredClone(existing);
     if (subresource === 'status') {
       updated.status = incoming.status;
+      // Status is validated against the schema too, so the operator's status writes are checked.
+      admit(resource, updated);
     } else {
       // The main endpoint owns everything but status (when status is a subresource) and the server-set metadata.
       for (const field of Object.keys(updated)) if (field !== 'metadata' && field !== 'status') delete updated[field];
