@@ -106,9 +106,14 @@ export async function failReconcile<T extends Resource>(deps: ControllerDeps, re
   const previous = readyCondition(resource.status?.conditions);
   const conditions = withReady(resource.status?.conditions, state, resource.metadata.generation, now);
   const { namespace, name } = resource.metadata;
-  deps.logger.warn({ kind: resource.kind, object: `${namespace}/${name}`, reason: failure.reason, message: failure.message }, `${resource.kind} was not reconciled`);
-  if (previous?.reason !== failure.reason || previous.message !== failure.message || previous.status !== 'False') {
+  // Logged and recorded once per new failure; the retries of the same failure log at debug only.
+  const isNew = previous?.reason !== failure.reason || previous.message !== failure.message || previous.status !== 'False';
+  const fields = { kind: resource.kind, object: `${namespace}/${name}`, reason: failure.reason, message: failure.message };
+  if (isNew) {
+    deps.logger.warn(fields, `${resource.kind} was not reconciled`);
     await deps.events.record(resource, 'Warning', failure.reason, failure.message);
+  } else {
+    deps.logger.debug(fields, `${resource.kind} was still not reconciled`);
   }
   try {
     await writeStatus(deps.kube, resource, { ...resource.status, observedGeneration: resource.metadata.generation, conditions } as NonNullable<T['status']>);
