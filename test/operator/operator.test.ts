@@ -3,18 +3,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { hashApiKey } from '../../lib/api-keys.ts';
-import type { Account } from '../../lib/store/store.ts';
 import type { ApiKeyResource, SiteResource } from '../../operator/src/resources.ts';
 import {
   REAL_KUBECONFIG,
-  Resources,
   ready,
   startFakeTarget,
   startRealTarget,
   startTestOperator,
+  useOperator,
   waitFor,
   type KubeTarget,
-  type RunningOperator,
 } from './support.ts';
 
 /**
@@ -38,56 +36,42 @@ for (const leg of legs) {
       return;
     }
 
-    let target: KubeTarget;
-    let running: RunningOperator;
-    let kube: Resources;
-    let account: Account;
-
-    beforeEach(async () => {
-      target = await start();
-      running = await startTestOperator(target);
-      kube = new Resources(target);
-      account = await running.store.createAccount({ name: 'Acme' });
-    });
-    afterEach(async () => {
-      await running.stop();
-      await target.close();
-    });
+    const ctx = useOperator(start);
 
     const readySite = (name: string) =>
       waitFor(`Site ${name} Ready`, async () => {
-        const site = await kube.get<SiteResource>('Site', name);
+        const site = await ctx.kube.get<SiteResource>('Site', name);
         return ready(site)?.status === 'True' && site?.status?.observedGeneration === site?.metadata.generation ? site : undefined;
       });
     const readyKey = (name: string) =>
       waitFor(`ApiKey ${name} Ready`, async () => {
-        const key = await kube.get<ApiKeyResource>('ApiKey', name);
+        const key = await ctx.kube.get<ApiKeyResource>('ApiKey', name);
         return ready(key)?.status === 'True' && key?.status?.observedGeneration === key?.metadata.generation ? key : undefined;
       });
     const notReady = (kind: 'Site' | 'ApiKey', name: string, reason: string) =>
       waitFor(`${kind} ${name} Ready=False ${reason}`, async () => {
-        const resource = await kube.get<SiteResource | ApiKeyResource>(kind, name);
+        const resource = await ctx.kube.get<SiteResource | ApiKeyResource>(kind, name);
         const condition = ready(resource);
         return condition?.status === 'False' && condition.reason === reason ? condition : undefined;
       });
 
     describe('Sites', () => {
       it('reconciles a Site into the store, owned by it, and reports Ready with its siteId', async () => {
-        await kube.createSite('storefront', { account: account.id, allowedDomains: ['example.com', '*.Example.ORG'] });
+        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com', '*.Example.ORG'] });
         const site = await readySite('storefront');
-        const stored = await running.store.getSite(site.status?.siteId as string);
+        const stored = await ctx.running.store.getSite(site.status?.siteId as string);
         expect(stored?.allowedDomains).to.deep.equal(['example.com', 'example.org']);
-        expect(stored?.managedBy).to.deep.equal({ kind: 'Site', namespace: target.namespace, name: 'storefront', uid: site.metadata.uid });
+        expect(stored?.managedBy).to.deep.equal({ kind: 'Site', namespace: ctx.target.namespace, name: 'storefront', uid: site.metadata.uid });
         expect(site.metadata.finalizers).to.include('viewfinder.dev/cleanup');
         expect(ready(site)?.reason).to.equal('Reconciled');
       });
 
       it('brings a change to allowedDomains into the store', async () => {
-        await kube.createSite('storefront', { account: account.id, allowedDomains: ['example.com'] });
+        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
         const site = await readySite('storefront');
-        await kube.patchSpec('Site', 'storefront', { allowedDomains: ['shop.example.net'] });
+        await ctx.kube.patchSpec('Site', 'storefront', { allowedDomains: ['shop.example.net'] });
         await waitFor('the new domains in the store', async () => {
-          const stored = await running.store.getSite(site.status?.siteId as string);
+          const stored = await ctx.running.store.getSite(site.status?.siteId as string);
           return stored?.allowedDomains.join() === 'shop.example.net' ? stored : undefined;
         });
         const updated = await readySite('storefront');
@@ -96,24 +80,24 @@ for (const leg of legs) {
       });
 
       it('reports AccountNotFound, with a Warning event, when spec.account is not in the store', async () => {
-        await kube.createSite('orphan', { account: 'acct_000000000000000000000000', allowedDomains: [] });
+        await ctx.kube.createSite('orphan', { account: 'acct_000000000000000000000000', allowedDomains: [] });
         const condition = await notReady('Site', 'orphan', 'AccountNotFound');
         expect(condition.message).to.include('acct_000000000000000000000000').and.include('viewfinder accounts create');
-        await waitFor('the Warning event', async () => (await kube.events()).find((event) => event.reason === 'AccountNotFound' && event.type === 'Warning'));
-        expect(await running.store.findSiteByManagedBy({ kind: 'Site', namespace: target.namespace, name: 'orphan' })).to.equal(null);
+        await waitFor('the Warning event', async () => (await ctx.kube.events()).find((event) => event.reason === 'AccountNotFound' && event.type === 'Warning'));
+        expect(await ctx.running.store.findSiteByManagedBy({ kind: 'Site', namespace: ctx.target.namespace, name: 'orphan' })).to.equal(null);
       });
 
       it('deletes the store site when the Site is deleted, then lets the Site go', async () => {
-        await kube.createSite('storefront', { account: account.id, allowedDomains: [] });
+        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: [] });
         const site = await readySite('storefront');
-        await kube.delete('Site', 'storefront');
-        await waitFor('the Site to be gone', async () => (await kube.get('Site', 'storefront')) === undefined);
-        expect(await running.store.getSite(site.status?.siteId as string)).to.equal(null);
+        await ctx.kube.delete('Site', 'storefront');
+        await waitFor('the Site to be gone', async () => (await ctx.kube.get('Site', 'storefront')) === undefined);
+        expect(await ctx.running.store.getSite(site.status?.siteId as string)).to.equal(null);
       });
 
       it('reports StoreUnavailable when the store fails', async () => {
-        await running.store.close();
-        await kube.createSite('storefront', { account: account.id, allowedDomains: [] });
+        await ctx.running.store.close();
+        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: [] });
         const condition = await notReady('Site', 'storefront', 'StoreUnavailable');
         expect(condition.message).to.match(/^The store failed/);
       });
@@ -121,136 +105,136 @@ for (const leg of legs) {
 
     describe('ApiKeys', () => {
       it('issues a key into a Secret owned by the ApiKey; the key is the store key, and status names it without the secret', async () => {
-        await kube.createSite('storefront', { account: account.id, allowedDomains: ['example.com'] });
+        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
         await readySite('storefront');
-        await kube.createApiKey('widget', { account: account.id, siteRef: 'storefront', restrictDomains: true });
+        await ctx.kube.createApiKey('widget', { account: ctx.account.id, siteRef: 'storefront', restrictDomains: true });
         const resource = await readyKey('widget');
-        const secret = await kube.secret('widget');
-        const plaintext = await kube.secretKey('widget');
+        const secret = await ctx.kube.secret('widget');
+        const plaintext = await ctx.kube.secretKey('widget');
         expect(plaintext).to.match(/^vf_[A-Za-z0-9_-]{43}$/);
-        const stored = await running.store.findKeyByHash(hashApiKey(plaintext as string));
+        const stored = await ctx.running.store.findKeyByHash(hashApiKey(plaintext as string));
         expect(stored).to.include({ id: resource.status?.keyId, kind: 'site', restrictDomains: true, prefix: resource.status?.prefix });
-        expect(stored?.managedBy).to.deep.equal({ kind: 'ApiKey', namespace: target.namespace, name: 'widget', uid: resource.metadata.uid });
+        expect(stored?.managedBy).to.deep.equal({ kind: 'ApiKey', namespace: ctx.target.namespace, name: 'widget', uid: resource.metadata.uid });
         expect(secret?.metadata?.ownerReferences).to.deep.equal([
           { apiVersion: 'viewfinder.dev/v1alpha1', kind: 'ApiKey', name: 'widget', uid: resource.metadata.uid, controller: true, blockOwnerDeletion: true },
         ]);
         expect(resource.status).to.include({ secretName: 'widget' });
         expect(resource.status?.lastRotatedAt).to.be.a('string');
         expect(JSON.stringify(resource)).not.to.include(plaintext);
-        const events = await kube.events();
+        const events = await ctx.kube.events();
         expect(events.some((event) => event.reason === 'KeyIssued')).to.equal(true);
         expect(JSON.stringify(events)).not.to.include(plaintext);
       });
 
       it('writes the Secret under spec.secretName, and a key without siteRef is full-access', async () => {
-        await kube.createApiKey('admin', { account: account.id, secretName: 'viewfinder-admin-key' });
+        await ctx.kube.createApiKey('admin', { account: ctx.account.id, secretName: 'viewfinder-admin-key' });
         const resource = await readyKey('admin');
         expect(resource.status?.secretName).to.equal('viewfinder-admin-key');
-        expect(await kube.secret('admin')).to.equal(undefined);
-        const stored = await running.store.findKeyByHash(hashApiKey((await kube.secretKey('viewfinder-admin-key')) as string));
+        expect(await ctx.kube.secret('admin')).to.equal(undefined);
+        const stored = await ctx.running.store.findKeyByHash(hashApiKey((await ctx.kube.secretKey('viewfinder-admin-key')) as string));
         expect(stored).to.include({ kind: 'full', siteId: null });
       });
 
       it('replaces the key and the Secret when rotation is raised; the old key stops working', async () => {
-        await kube.createApiKey('widget', { account: account.id });
+        await ctx.kube.createApiKey('widget', { account: ctx.account.id });
         const before = await readyKey('widget');
-        const oldKey = (await kube.secretKey('widget')) as string;
-        await kube.patchSpec('ApiKey', 'widget', { rotation: 1 });
+        const oldKey = (await ctx.kube.secretKey('widget')) as string;
+        await ctx.kube.patchSpec('ApiKey', 'widget', { rotation: 1 });
         const newKey = await waitFor('a new key in the Secret', async () => {
-          const current = await kube.secretKey('widget');
+          const current = await ctx.kube.secretKey('widget');
           return current !== oldKey ? current : undefined;
         });
         const after = await readyKey('widget');
         expect(after.status?.keyId).to.equal(before.status?.keyId);
         expect(after.status?.prefix).to.equal((newKey as string).slice(0, 11));
-        expect(await running.store.findKeyByHash(hashApiKey(oldKey))).to.equal(null);
-        expect((await running.store.findKeyByHash(hashApiKey(newKey as string)))?.id).to.equal(before.status?.keyId);
-        expect((await kube.secret('widget'))?.metadata?.annotations?.['viewfinder.dev/rotation']).to.equal('1');
-        await waitFor('the KeyRotated event', async () => (await kube.events()).find((event) => event.reason === 'KeyRotated'));
+        expect(await ctx.running.store.findKeyByHash(hashApiKey(oldKey))).to.equal(null);
+        expect((await ctx.running.store.findKeyByHash(hashApiKey(newKey as string)))?.id).to.equal(before.status?.keyId);
+        expect((await ctx.kube.secret('widget'))?.metadata?.annotations?.['viewfinder.dev/rotation']).to.equal('1');
+        await waitFor('the KeyRotated event', async () => (await ctx.kube.events()).find((event) => event.reason === 'KeyRotated'));
       });
 
       it('makes an ApiKey whose Site does not exist yet Ready once the Site appears', async () => {
-        await kube.createApiKey('widget', { account: account.id, siteRef: 'later' });
+        await ctx.kube.createApiKey('widget', { account: ctx.account.id, siteRef: 'later' });
         const condition = await notReady('ApiKey', 'widget', 'SiteNotFound');
         expect(condition.message).to.include('later');
-        await kube.createSite('later', { account: account.id, allowedDomains: [] });
+        await ctx.kube.createSite('later', { account: ctx.account.id, allowedDomains: [] });
         const site = await readySite('later');
         const resource = await readyKey('widget');
-        expect((await running.store.getKey(resource.status?.keyId as string))?.siteId).to.equal(site.status?.siteId);
+        expect((await ctx.running.store.getKey(resource.status?.keyId as string))?.siteId).to.equal(site.status?.siteId);
       });
 
       it('revokes the key when the ApiKey is deleted, and its Secret is garbage-collected', async () => {
-        await kube.createApiKey('widget', { account: account.id });
+        await ctx.kube.createApiKey('widget', { account: ctx.account.id });
         const resource = await readyKey('widget');
-        const plaintext = (await kube.secretKey('widget')) as string;
-        await kube.delete('ApiKey', 'widget');
-        await waitFor('the ApiKey to be gone', async () => (await kube.get('ApiKey', 'widget')) === undefined);
-        expect(await running.store.getKey(resource.status?.keyId as string)).to.equal(null);
-        expect(await running.store.findKeyByHash(hashApiKey(plaintext))).to.equal(null);
-        await waitFor('the Secret to be collected', async () => (await kube.secret('widget')) === undefined);
+        const plaintext = (await ctx.kube.secretKey('widget')) as string;
+        await ctx.kube.delete('ApiKey', 'widget');
+        await waitFor('the ApiKey to be gone', async () => (await ctx.kube.get('ApiKey', 'widget')) === undefined);
+        expect(await ctx.running.store.getKey(resource.status?.keyId as string)).to.equal(null);
+        expect(await ctx.running.store.findKeyByHash(hashApiKey(plaintext))).to.equal(null);
+        await waitFor('the Secret to be collected', async () => (await ctx.kube.secret('widget')) === undefined);
       });
 
       it('regenerates the key and writes a new Secret when the Secret is deleted (the plaintext is gone)', async () => {
-        await kube.createApiKey('widget', { account: account.id });
+        await ctx.kube.createApiKey('widget', { account: ctx.account.id });
         await readyKey('widget');
-        const oldKey = (await kube.secretKey('widget')) as string;
-        await kube.deleteSecret('widget');
+        const oldKey = (await ctx.kube.secretKey('widget')) as string;
+        await ctx.kube.deleteSecret('widget');
         const newKey = await waitFor('a new Secret', async () => {
-          const current = await kube.secretKey('widget');
+          const current = await ctx.kube.secretKey('widget');
           return current !== undefined && current !== oldKey ? current : undefined;
         });
-        expect(await running.store.findKeyByHash(hashApiKey(oldKey))).to.equal(null);
-        expect(await running.store.findKeyByHash(hashApiKey(newKey))).not.to.equal(null);
-        await waitFor('the SecretRecreated warning', async () => (await kube.events()).find((event) => event.reason === 'SecretRecreated' && event.type === 'Warning'));
+        expect(await ctx.running.store.findKeyByHash(hashApiKey(oldKey))).to.equal(null);
+        expect(await ctx.running.store.findKeyByHash(hashApiKey(newKey))).not.to.equal(null);
+        await waitFor('the SecretRecreated warning', async () => (await ctx.kube.events()).find((event) => event.reason === 'SecretRecreated' && event.type === 'Warning'));
       });
 
       it('never overwrites a Secret it does not own: SecretConflict, and no key is issued', async () => {
-        await kube.createSecret('taken', { password: 'hunter2' });
-        await kube.createApiKey('widget', { account: account.id, secretName: 'taken' });
+        await ctx.kube.createSecret('taken', { password: 'hunter2' });
+        await ctx.kube.createApiKey('widget', { account: ctx.account.id, secretName: 'taken' });
         await notReady('ApiKey', 'widget', 'SecretConflict');
-        expect(Buffer.from((await kube.secret('taken'))?.data?.password ?? '', 'base64').toString()).to.equal('hunter2');
-        expect(await running.store.findKeyByManagedBy({ kind: 'ApiKey', namespace: target.namespace, name: 'widget' })).to.equal(null);
+        expect(Buffer.from((await ctx.kube.secret('taken'))?.data?.password ?? '', 'base64').toString()).to.equal('hunter2');
+        expect(await ctx.running.store.findKeyByManagedBy({ kind: 'ApiKey', namespace: ctx.target.namespace, name: 'widget' })).to.equal(null);
       });
 
       it('changes nothing when a restarted operator reconciles the same resources again', async () => {
-        await kube.createSite('storefront', { account: account.id, allowedDomains: ['example.com'] });
+        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
         await readySite('storefront');
-        await kube.createApiKey('widget', { account: account.id, siteRef: 'storefront' });
+        await ctx.kube.createApiKey('widget', { account: ctx.account.id, siteRef: 'storefront' });
         const before = await readyKey('widget');
-        const secretBefore = await kube.secret('widget');
-        const dataDir = running.dataDir;
-        await running.operator.stop();
-        await running.store.close();
-        const restarted = await startTestOperator(target, { dataDir });
+        const secretBefore = await ctx.kube.secret('widget');
+        const dataDir = ctx.running.dataDir;
+        await ctx.running.operator.stop();
+        await ctx.running.store.close();
+        const restarted = await startTestOperator(ctx.target, { dataDir });
         try {
           await waitFor('the restarted operator to reconcile', async () => {
             const text = await restarted.operator.metrics.registry.getSingleMetricAsString('viewfinder_operator_reconcile_total');
             return /kind="ApiKey",result="success"} [1-9]/.test(text) && /kind="Site",result="success"} [1-9]/.test(text);
           });
-          const after = await kube.get<ApiKeyResource>('ApiKey', 'widget');
+          const after = await ctx.kube.get<ApiKeyResource>('ApiKey', 'widget');
           expect(after?.metadata.resourceVersion).to.equal(before.metadata.resourceVersion);
-          expect((await kube.secret('widget'))?.metadata?.resourceVersion).to.equal(secretBefore?.metadata?.resourceVersion);
+          expect((await ctx.kube.secret('widget'))?.metadata?.resourceVersion).to.equal(secretBefore?.metadata?.resourceVersion);
         } finally {
           await restarted.operator.stop();
           await restarted.store.close();
         }
-        running = await startTestOperator(target, { dataDir });
+        ctx.running = await startTestOperator(ctx.target, { dataDir });
       });
     });
 
     describe('two replicas', () => {
       it('elects one leader; only it reconciles; when it dies the other takes over', async () => {
         const lease = { LEASE_NAME: 'viewfinder-operator-pair' };
-        await running.stop();
+        await ctx.running.stop();
         // Both replicas share one store, as replicas share one MongoDB.
         const dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-operator-pair-'));
-        const first = await startTestOperator(target, { env: lease, dataDir });
+        const first = await startTestOperator(ctx.target, { env: lease, dataDir });
         await waitFor('the first replica to lead', () => first.operator.isLeader());
-        const second = await startTestOperator(target, { env: lease, dataDir });
-        running = second;
+        const second = await startTestOperator(ctx.target, { env: lease, dataDir });
+        ctx.running = second;
         try {
-          account = await first.store.createAccount({ name: 'Acme' });
-          await kube.createSite('storefront', { account: account.id, allowedDomains: [] });
+          ctx.account = await first.store.createAccount({ name: 'Acme' });
+          await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: [] });
           await readySite('storefront');
           expect(second.operator.isLeader()).to.equal(false);
           const followerWork = await second.operator.metrics.registry.getSingleMetricAsString('viewfinder_operator_reconcile_total');
@@ -259,22 +243,22 @@ for (const leg of legs) {
           // A crash: the Lease is not released, so the follower must wait for it to expire.
           await first.stop({ release: false });
           await waitFor('the second replica to lead', () => second.operator.isLeader(), 400);
-          await kube.createSite('checkout', { account: account.id, allowedDomains: [] });
+          await ctx.kube.createSite('checkout', { account: ctx.account.id, allowedDomains: [] });
           await readySite('checkout');
         } finally {
           await first.stop().catch(() => {});
           await second.stop();
           rmSync(dataDir, { recursive: true, force: true });
-          running = await startTestOperator(target);
+          ctx.running = await startTestOperator(ctx.target);
         }
       });
     });
 
     describe('probes and metrics', () => {
       it('serves /healthz, /readyz and /metrics with the reconcile counters, durations and queue depth, and no object names', async () => {
-        await kube.createSite('storefront', { account: account.id, allowedDomains: [] });
+        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: [] });
         await readySite('storefront');
-        const base = `http://127.0.0.1:${running.operator.port}`;
+        const base = `http://127.0.0.1:${ctx.running.operator.port}`;
         expect((await fetch(`${base}/healthz`)).status).to.equal(200);
         const readiness = await fetch(`${base}/readyz`);
         expect(readiness.status).to.equal(200);
@@ -284,7 +268,7 @@ for (const leg of legs) {
         expect(metrics).to.include('viewfinder_operator_reconcile_duration_seconds_bucket{le="0.005",kind="Site"}');
         expect(metrics).to.include('viewfinder_operator_queue_depth{kind="Site"}');
         expect(metrics).not.to.include('storefront');
-        expect(metrics).not.to.include(target.namespace);
+        expect(metrics).not.to.include(ctx.target.namespace);
       });
     });
   });
@@ -292,67 +276,53 @@ for (const leg of legs) {
 
 describe('operator informers against the fake API server (watches break)', function () {
   this.timeout(60_000);
-  let target: KubeTarget;
-  let running: RunningOperator;
-  let kube: Resources;
-  let account: Account;
-
-  beforeEach(async () => {
-    target = await startFakeTarget();
-    running = await startTestOperator(target);
-    kube = new Resources(target);
-    account = await running.store.createAccount({ name: 'Acme' });
-  });
-  afterEach(async () => {
-    await running.stop();
-    await target.close();
-  });
+  const ctx = useOperator(() => startFakeTarget());
 
   const siteReady = (name: string) =>
-    waitFor(`Site ${name} Ready`, async () => ready(await kube.get<SiteResource>('Site', name))?.status === 'True');
+    waitFor(`Site ${name} Ready`, async () => ready(await ctx.kube.get<SiteResource>('Site', name))?.status === 'True');
 
   it('relists after 410 Gone and still sees later changes', async () => {
-    const fake = target.fake!;
-    const listsBefore = running.operator.informers.map((informer) => informer.lists);
+    const fake = ctx.target.fake!;
+    const listsBefore = ctx.running.operator.informers.map((informer) => informer.lists);
     fake.compact();
     fake.dropWatches();
-    await waitFor('every informer to relist', () => running.operator.informers.every((informer, index) => informer.lists > (listsBefore[index] as number)));
-    await kube.createSite('after-gone', { account: account.id, allowedDomains: [] });
+    await waitFor('every informer to relist', () => ctx.running.operator.informers.every((informer, index) => informer.lists > (listsBefore[index] as number)));
+    await ctx.kube.createSite('after-gone', { account: ctx.account.id, allowedDomains: [] });
     await siteReady('after-gone');
   });
 
   it('reconnects a dropped watch from its resourceVersion, without relisting', async () => {
-    const fake = target.fake!;
+    const fake = ctx.target.fake!;
     const watchesBefore = fake.watchRequests.sites ?? 0;
-    const listsBefore = running.operator.informers.map((informer) => informer.lists);
+    const listsBefore = ctx.running.operator.informers.map((informer) => informer.lists);
     fake.dropWatches();
     await waitFor('the Site watch to reconnect', () => (fake.watchRequests.sites ?? 0) > watchesBefore);
-    await kube.createSite('after-drop', { account: account.id, allowedDomains: [] });
+    await ctx.kube.createSite('after-drop', { account: ctx.account.id, allowedDomains: [] });
     await siteReady('after-drop');
-    expect(running.operator.informers.map((informer) => informer.lists)).to.deep.equal(listsBefore);
+    expect(ctx.running.operator.informers.map((informer) => informer.lists)).to.deep.equal(listsBefore);
   });
 
   it('keeps retrying a failing list with backoff until the API server answers', async () => {
-    await running.stop();
-    target.fake!.failNext(3, 503, (method, url) => method === 'GET' && url.endsWith('/sites'));
-    running = await startTestOperator(target);
-    account = await running.store.createAccount({ name: 'Acme' });
-    await kube.createSite('after-outage', { account: account.id, allowedDomains: [] });
+    await ctx.running.stop();
+    ctx.target.fake!.failNext(3, 503, (method, url) => method === 'GET' && url.endsWith('/sites'));
+    ctx.running = await startTestOperator(ctx.target);
+    ctx.account = await ctx.running.store.createAccount({ name: 'Acme' });
+    await ctx.kube.createSite('after-outage', { account: ctx.account.id, allowedDomains: [] });
     await siteReady('after-outage');
   });
 
   it('reconciles every object again on resync, repairing a store changed behind its back', async () => {
-    await running.stop();
-    running = await startTestOperator(target, { env: { RESYNC_PERIOD_SECONDS: '1' } });
-    account = await running.store.createAccount({ name: 'Acme' });
-    await kube.createSite('storefront', { account: account.id, allowedDomains: ['example.com'] });
+    await ctx.running.stop();
+    ctx.running = await startTestOperator(ctx.target, { env: { RESYNC_PERIOD_SECONDS: '1' } });
+    ctx.account = await ctx.running.store.createAccount({ name: 'Acme' });
+    await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
     await siteReady('storefront');
-    const site = await kube.get<SiteResource>('Site', 'storefront');
+    const site = await ctx.kube.get<SiteResource>('Site', 'storefront');
     // Nothing changes in Kubernetes: only the periodic resync can notice this.
-    await running.store.updateSite(site?.status?.siteId as string, { allowedDomains: ['evil.example'] });
+    await ctx.running.store.updateSite(site?.status?.siteId as string, { allowedDomains: ['evil.example'] });
     await waitFor(
       'the resync to restore the domains',
-      async () => (await running.store.getSite(site?.status?.siteId as string))?.allowedDomains.join() === 'example.com',
+      async () => (await ctx.running.store.getSite(site?.status?.siteId as string))?.allowedDomains.join() === 'example.com',
       200,
       25,
     );

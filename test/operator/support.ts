@@ -14,7 +14,7 @@ import {
 } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { openStore } from '../../lib/store/open.ts';
-import type { Store } from '../../lib/store/store.ts';
+import type { Account, Store } from '../../lib/store/store.ts';
 import { loadOperatorConfig, type OperatorConfig } from '../../operator/src/config.ts';
 import { httpStatusOf } from '../../operator/src/k8s/client.ts';
 import { startOperator, type Operator } from '../../operator/src/operator.ts';
@@ -213,4 +213,28 @@ export async function startTestOperator(target: KubeTarget, options: { dataDir?:
       if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** What each test of the integration suite gets: a target, an operator on it, and an account in its store. */
+export interface OperatorContext {
+  target: KubeTarget;
+  running: RunningOperator;
+  kube: Resources;
+  account: Account;
+}
+
+/** Registers hooks that give every test a fresh target, operator and account, and tear them down. */
+export function useOperator(start: () => Promise<KubeTarget>): OperatorContext {
+  const context = {} as OperatorContext;
+  beforeEach(async () => {
+    context.target = await start();
+    context.running = await startTestOperator(context.target);
+    context.kube = new Resources(context.target);
+    context.account = await context.running.store.createAccount({ name: 'Acme' });
+  });
+  afterEach(async () => {
+    await context.running.stop();
+    await context.target.close();
+  });
+  return context;
 }

@@ -14,9 +14,8 @@ import {
   NotReady,
   ensureFinalizer,
   failReconcile,
-  hasFinalizer,
+  finalizeIfDeleted,
   readyState,
-  removeFinalizer,
   requireAccount,
   storeCall,
   writeStatus,
@@ -40,22 +39,14 @@ export async function reconcileApiKey(deps: ControllerDeps, namespace: string, n
   const ref: ManagedByRef = { kind: 'ApiKey', namespace, name };
   const resource = await kube.getResource<ApiKeyResource>('ApiKey', namespace, name);
 
-  if (!resource || resource.metadata.deletionTimestamp) {
-    if (resource && !hasFinalizer(resource)) return { outcome: 'deleted' };
-    try {
-      const stored = await storeCall(() => store.findKeyByManagedBy(ref));
-      if (stored) {
-        await storeCall(() => store.deleteKey(stored.id));
-        logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, prefix: stored.prefix }, 'Revoked the key');
-      }
-    } catch (err) {
-      if (!resource) throw err;
-      return failReconcile(deps, resource, err);
-    }
-    // The Secret carries an ownerReference to the ApiKey: the garbage collector removes it.
-    if (resource) await removeFinalizer(kube, resource);
-    return { outcome: 'deleted' };
-  }
+  // The Secret carries an ownerReference to the ApiKey: the garbage collector removes it.
+  const deleted = await finalizeIfDeleted(deps, resource, async () => {
+    const stored = await store.findKeyByManagedBy(ref);
+    if (!stored) return;
+    await store.deleteKey(stored.id);
+    logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, prefix: stored.prefix }, 'Revoked the key');
+  });
+  if (deleted || !resource) return deleted ?? { outcome: 'deleted' };
 
   const current = await ensureFinalizer(kube, resource);
   const now = (deps.now ?? (() => new Date()))();

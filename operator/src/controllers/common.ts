@@ -82,6 +82,28 @@ export async function removeFinalizer<T extends Resource>(kube: KubeClient, reso
   }
 }
 
+/**
+ * The deletion path of both kinds, for a resource that is going (deletionTimestamp) or already gone
+ * (an orphan whose finalizer was removed by hand): remove the store object, idempotently, then the
+ * finalizer. Undefined when the resource is alive and should be reconciled normally.
+ */
+export async function finalizeIfDeleted<T extends Resource>(
+  deps: ControllerDeps,
+  resource: T | null,
+  removeFromStore: () => Promise<void>,
+): Promise<ReconcileResult | undefined> {
+  if (resource && !resource.metadata.deletionTimestamp) return undefined;
+  if (resource && !hasFinalizer(resource)) return { outcome: 'deleted' };
+  try {
+    await storeCall(removeFromStore);
+  } catch (err) {
+    if (!resource) throw err;
+    return failReconcile(deps, resource, err);
+  }
+  if (resource) await removeFinalizer(deps.kube, resource);
+  return { outcome: 'deleted' };
+}
+
 /** Writes the status only when it differs, so a reconcile with nothing to do writes nothing. */
 export async function writeStatus<T extends Resource>(kube: KubeClient, resource: T, status: NonNullable<T['status']>): Promise<void> {
   if (isDeepStrictEqual(normalize(resource.status), normalize(status))) return;

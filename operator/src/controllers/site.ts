@@ -6,9 +6,8 @@ import {
   NotReady,
   ensureFinalizer,
   failReconcile,
-  hasFinalizer,
+  finalizeIfDeleted,
   readyState,
-  removeFinalizer,
   requireAccount,
   storeCall,
   writeStatus,
@@ -26,22 +25,14 @@ export async function reconcileSite(deps: ControllerDeps, namespace: string, nam
   const ref: ManagedByRef = { kind: 'Site', namespace, name };
   const site = await kube.getResource<SiteResource>('Site', namespace, name);
 
-  if (!site || site.metadata.deletionTimestamp) {
-    if (site && !hasFinalizer(site)) return { outcome: 'deleted' };
-    try {
-      // Idempotent: the store site goes (with the keys scoped to it), whether or not it was still there.
-      const stored = await storeCall(() => store.findSiteByManagedBy(ref));
-      if (stored) {
-        await storeCall(() => store.deleteSite(stored.id));
-        logger.info({ kind: 'Site', object: `${namespace}/${name}`, siteId: stored.id }, 'Deleted the site from the store');
-      }
-    } catch (err) {
-      if (!site) throw err;
-      return failReconcile(deps, site, err);
-    }
-    if (site) await removeFinalizer(kube, site);
-    return { outcome: 'deleted' };
-  }
+  const deleted = await finalizeIfDeleted(deps, site, async () => {
+    // The store site goes with the keys scoped to it; nothing to do when it is gone already.
+    const stored = await store.findSiteByManagedBy(ref);
+    if (!stored) return;
+    await store.deleteSite(stored.id);
+    logger.info({ kind: 'Site', object: `${namespace}/${name}`, siteId: stored.id }, 'Deleted the site from the store');
+  });
+  if (deleted || !site) return deleted ?? { outcome: 'deleted' };
 
   const current = await ensureFinalizer(kube, site);
   try {
