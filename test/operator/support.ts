@@ -8,11 +8,11 @@ import {
   CustomObjectsApi,
   KubeConfig,
   PatchStrategy,
+  loadYaml,
   setHeaderOptions,
   type V1CustomResourceDefinition,
   type V1Secret,
 } from '@kubernetes/client-node';
-import { parse as parseYaml } from 'yaml';
 import { openStore } from '../../lib/store/open.ts';
 import type { Account, Store } from '../../lib/store/store.ts';
 import { loadOperatorConfig, type OperatorConfig } from '../../operator/src/config.ts';
@@ -46,14 +46,20 @@ export async function startRealTarget(): Promise<KubeTarget> {
   kubeConfig.loadFromDefault();
   const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
   for (const file of ['site.yaml', 'apikey.yaml']) {
-    const crd = parseYaml(readFileSync(path.join(import.meta.dirname, '..', '..', 'crds', file), 'utf8')) as V1CustomResourceDefinition;
+    // loadYaml, not a plain parse: the typed API serializes its models (`_default`, `xKubernetesValidations`).
+    const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(path.join(import.meta.dirname, '..', '..', 'crds', file), 'utf8'));
+    const name = crd.metadata?.name ?? '';
     try {
-      const existing = await extensions.readCustomResourceDefinition({ name: crd.metadata?.name ?? '' });
-      await extensions.replaceCustomResourceDefinition({ name: crd.metadata?.name ?? '', body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
+      const existing = await extensions.readCustomResourceDefinition({ name });
+      await extensions.replaceCustomResourceDefinition({ name, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
     } catch (err) {
       if (httpStatusOf(err) !== 404) throw err;
       await extensions.createCustomResourceDefinition({ body: crd });
     }
+    await waitFor(`the CRD ${name} to be established`, async () => {
+      const current = await extensions.readCustomResourceDefinition({ name });
+      return current.status?.conditions?.some((condition) => condition.type === 'Established' && condition.status === 'True');
+    });
   }
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const namespace = `viewfinder-test-${randomBytes(4).toString('hex')}`;
