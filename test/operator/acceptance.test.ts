@@ -58,6 +58,11 @@ describe('operator acceptance: a Site and an ApiKey applied, captured with, chan
     const key = (await kube.secretKey('widget')) as string;
     expect(key).to.match(/^vf_/);
 
+    // The management API leaves the operator's objects alone: the resource is the source of truth.
+    const edit = await hosted.api(hosted.fullKey).patch(`/api/sites/${site.status?.siteId}`, { allowedDomains: ['evil.example'] });
+    expect(edit.status).to.equal(409);
+    expect(edit.body.error).to.include('kubectl -n shop edit sites.viewfinder.dev storefront');
+
     // 2. Capture through the API in hosted mode with that key.
     const first = await capture(key, loopbackPage);
     expect(first.status, JSON.stringify(first.body).slice(0, 300)).to.equal(200);

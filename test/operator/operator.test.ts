@@ -274,7 +274,7 @@ for (const leg of legs) {
   });
 }
 
-describe('operator informers against the fake API server (watches break)', function () {
+describe('operator against the fake API server: broken watches, outages, resync, losing the Lease', function () {
   this.timeout(60_000);
   const ctx = useOperator(() => startFakeTarget());
 
@@ -309,6 +309,17 @@ describe('operator informers against the fake API server (watches break)', funct
     ctx.account = await ctx.running.store.createAccount({ name: 'Acme' });
     await ctx.kube.createSite('after-outage', { account: ctx.account.id, allowedDomains: [] });
     await siteReady('after-outage');
+  });
+
+  it('steps down when it cannot renew the Lease, and leads again once it can', async () => {
+    await waitFor('the operator to lead', () => ctx.running.operator.isLeader());
+    // Enough failures at the 100 ms retry period to pass the 600 ms renew deadline.
+    ctx.target.fake!.failNext(15, 503, (_method, url) => url.includes('/leases/'));
+    await waitFor('the operator to step down', () => !ctx.running.operator.isLeader());
+    expect(await ctx.running.operator.metrics.registry.getSingleMetricAsString('viewfinder_operator_leader')).to.match(/viewfinder_operator_leader 0/);
+    await waitFor('the operator to lead again', () => ctx.running.operator.isLeader());
+    await ctx.kube.createSite('after-step-down', { account: ctx.account.id, allowedDomains: [] });
+    await siteReady('after-step-down');
   });
 
   it('reconciles every object again on resync, repairing a store changed behind its back', async () => {
