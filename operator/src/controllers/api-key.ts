@@ -93,9 +93,18 @@ export async function reconcileApiKey(deps: ControllerDeps, namespace: string, n
     }
 
     const rotation = spec.rotation ?? 0;
+    // After a change of spec.secretName, the Secret written under the old name (still this ApiKey's).
+    const previousName = current.status?.secretName;
+    const previous = previousName && previousName !== secretName ? await kube.getSecret(namespace, previousName) : null;
+    const ownedPrevious = previous && ownedBy(previous, metadata.uid) ? previous : null;
+
     let issued: 'created' | 'rotated' | 'secretLost' | null = plaintext === null ? null : 'created';
     if (plaintext === null) {
-      if (!secret) issued = 'secretLost';
+      if (!secret && ownedPrevious && secretHolds(ownedPrevious, stored.hash) && rotation <= secretRotation(ownedPrevious)) {
+        // A rename: the key moves to the new Secret as it is, nothing is regenerated.
+        await kube.createSecret(namespace, secretFor(current, secretName, decodeKey(ownedPrevious) as string, rotation, null));
+        logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, from: previousName, to: secretName }, 'Moved the key to another Secret');
+      } else if (!secret) issued = 'secretLost';
       else if (rotation > secretRotation(secret)) issued = 'rotated';
       else if (!secretHolds(secret, stored.hash)) issued = 'secretLost';
       if (issued) {
@@ -111,18 +120,14 @@ export async function reconcileApiKey(deps: ControllerDeps, namespace: string, n
       logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, prefix: stored.prefix, secretName, rotation }, issuedLog[issued]);
       await deps.events.record(current, issued === 'secretLost' ? 'Warning' : 'Normal', issuedEvent[issued].reason, issuedEvent[issued].message(stored, secretName, rotation));
     }
-    const previousSecret = current.status?.secretName;
-    if (previousSecret && previousSecret !== secretName) {
-      const old = await kube.getSecret(namespace, previousSecret);
-      if (old && ownedBy(old, metadata.uid)) await kube.deleteSecret(namespace, previousSecret);
-    }
+    if (ownedPrevious) await kube.deleteSecret(namespace, previousName as string);
 
     const scope = stored.kind === 'full' ? 'full-access' : `for site ${stored.siteId}${stored.restrictDomains ? ', domain-restricted' : ''}`;
     await writeStatus(kube, current, {
       keyId: stored.id,
       prefix: stored.prefix,
       secretName,
-      lastRotatedAt: plaintext !== null ? now.toISOString() : (current.status?.lastRotatedAt ?? stored.createdAt.toISOString()),
+      lastRotatedAt: issued !== null ? now.toISOString() : (current.status?.lastRotatedAt ?? stored.createdAt.toISOString()),
       observedGeneration: metadata.generation,
       conditions: withReady(current.status?.conditions, readyState(`Key ${stored.prefix}… (${scope}) is in Secret ${secretName}`), metadata.generation, now),
     });
@@ -171,11 +176,15 @@ function secretRotation(secret: V1Secret | null): number {
   return Number.isInteger(value) ? value : -1;
 }
 
+function decodeKey(secret: V1Secret): string | undefined {
+  const encoded = secret.data?.[SECRET_KEY_FIELD];
+  return encoded ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
+}
+
 /** Whether the Secret holds the key whose hash the store has (compared without leaking timing). */
 function secretHolds(secret: V1Secret, hash: string): boolean {
-  const encoded = secret.data?.[SECRET_KEY_FIELD];
-  if (!encoded) return false;
-  return hashesEqual(hashApiKey(Buffer.from(encoded, 'base64').toString('utf8')), hash);
+  const plaintext = decodeKey(secret);
+  return plaintext !== undefined && hashesEqual(hashApiKey(plaintext), hash);
 }
 
 function secretFor(owner: ApiKeyResource, name: string, plaintext: string, rotation: number, existing: V1Secret | null): V1Secret {

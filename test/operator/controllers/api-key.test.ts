@@ -48,15 +48,18 @@ describe('ApiKey reconcile', () => {
     expect(await bench.kube.secretKey('widget')).to.equal(before);
   });
 
-  it('moves the Secret when secretName changes, deleting the old one it owned', async () => {
+  it('moves the same key to the new Secret when secretName changes, deleting the old one it owned', async () => {
     await bench.kube.createApiKey('widget', { account: bench.account.id });
     await reconcile();
+    const before = await bench.kube.secretKey('widget');
+    const rotatedAt = (await bench.kube.get<ApiKeyResource>('ApiKey', 'widget'))?.status?.lastRotatedAt;
     await bench.kube.patchSpec('ApiKey', 'widget', { secretName: 'widget-key' });
+    bench.deps.now = () => new Date('2026-02-01T00:00:00Z');
     expect(await reconcile()).to.deep.equal({ outcome: 'success' });
     expect(await bench.kube.secret('widget')).to.equal(undefined);
-    const plaintext = (await bench.kube.secretKey('widget-key')) as string;
-    expect((await bench.store.findKeyByHash(hashApiKey(plaintext)))?.id).to.equal((await stored())?.id);
-    expect((await bench.kube.get<ApiKeyResource>('ApiKey', 'widget'))?.status?.secretName).to.equal('widget-key');
+    expect(await bench.kube.secretKey('widget-key')).to.equal(before);
+    expect((await bench.store.findKeyByHash(hashApiKey(before as string)))?.id).to.equal((await stored())?.id);
+    expect((await bench.kube.get<ApiKeyResource>('ApiKey', 'widget'))?.status).to.include({ secretName: 'widget-key', lastRotatedAt: rotatedAt });
   });
 
   it('ends in AccountMismatch when siteRef names a Site of another account', async () => {
