@@ -3,9 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { hashApiKey } from '../../lib/api-keys.ts';
+import { capturedLogger } from '../support/captured-logger.ts';
 import type { ApiKeyResource, SiteResource } from '../../operator/src/resources.ts';
 import {
   REAL_KUBECONFIG,
+  Resources,
   ready,
   startFakeTarget,
   startRealTarget,
@@ -309,6 +311,50 @@ describe('operator against the fake API server: broken watches, outages, resync,
     ctx.account = await ctx.running.store.createAccount({ name: 'Acme' });
     await ctx.kube.createSite('after-outage', { account: ctx.account.id, allowedDomains: [] });
     await siteReady('after-outage');
+  });
+
+  it('never logs a key, even at trace level, through issue, rotation, a lost Secret and revocation', async () => {
+    await ctx.running.stop();
+    const { logger, lines } = capturedLogger();
+    ctx.running = await startTestOperator(ctx.target, { logger });
+    ctx.account = await ctx.running.store.createAccount({ name: 'Acme' });
+    const keys: string[] = [];
+    const nextKey = () =>
+      waitFor('a new key in the Secret', async () => {
+        const key = await ctx.kube.secretKey('widget');
+        return key !== undefined && !keys.includes(key) ? key : undefined;
+      });
+    await ctx.kube.createApiKey('widget', { account: ctx.account.id });
+    keys.push(await nextKey());
+    await ctx.kube.patchSpec('ApiKey', 'widget', { rotation: 1 });
+    keys.push(await nextKey());
+    await ctx.kube.deleteSecret('widget');
+    keys.push(await nextKey());
+    await ctx.kube.delete('ApiKey', 'widget');
+    await waitFor('the ApiKey to be gone', async () => (await ctx.kube.get('ApiKey', 'widget')) === undefined);
+    expect(lines.some((line) => line.includes('Rotated the key'))).to.equal(true);
+    for (const key of keys) {
+      expect(lines.filter((line) => line.includes(key))).to.deep.equal([]);
+      expect(lines.filter((line) => line.includes(Buffer.from(key).toString('base64')))).to.deep.equal([]);
+    }
+  });
+
+  it('watches every namespace when WATCH_NAMESPACE is empty', async () => {
+    await ctx.running.stop();
+    ctx.running = await startTestOperator(ctx.target, { env: { WATCH_NAMESPACE: '' } });
+    ctx.account = await ctx.running.store.createAccount({ name: 'Acme' });
+    const blog = new Resources({ ...ctx.target, namespace: 'blog' });
+    await blog.createSite('journal', { account: ctx.account.id, allowedDomains: [] });
+    await waitFor('the Site in another namespace to be Ready', async () => ready(await blog.get<SiteResource>('Site', 'journal'))?.status === 'True');
+  });
+
+  it('leaves namespaces it does not watch alone', async () => {
+    const blog = new Resources({ ...ctx.target, namespace: 'blog' });
+    await blog.createSite('journal', { account: ctx.account.id, allowedDomains: [] });
+    await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: [] });
+    await siteReady('storefront');
+    expect((await blog.get<SiteResource>('Site', 'journal'))?.status).to.equal(undefined);
+    expect(await ctx.running.store.findSiteByManagedBy({ kind: 'Site', namespace: 'blog', name: 'journal' })).to.equal(null);
   });
 
   it('steps down when it cannot renew the Lease, and leads again once it can', async () => {

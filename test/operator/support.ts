@@ -13,6 +13,7 @@ import {
   type V1CustomResourceDefinition,
   type V1Secret,
 } from '@kubernetes/client-node';
+import type { Logger } from '../../lib/logger.ts';
 import { openStore } from '../../lib/store/open.ts';
 import type { Account, Store } from '../../lib/store/store.ts';
 import { loadOperatorConfig, type OperatorConfig } from '../../operator/src/config.ts';
@@ -193,7 +194,10 @@ export interface RunningOperator {
  * Starts the whole operator as main.ts does (config from env readers, store, client-node), on a
  * loopback port 0, with short lease timings so that fail-over tests finish quickly.
  */
-export async function startTestOperator(target: KubeTarget, options: { dataDir?: string; env?: Record<string, string> } = {}): Promise<RunningOperator> {
+export async function startTestOperator(
+  target: KubeTarget,
+  options: { dataDir?: string; env?: Record<string, string>; logger?: Logger } = {},
+): Promise<RunningOperator> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'viewfinder-operator-'));
   const config = loadOperatorConfig({
     DATA_DIR: dataDir,
@@ -207,7 +211,7 @@ export async function startTestOperator(target: KubeTarget, options: { dataDir?:
   config.leaderElection = { ...config.leaderElection, leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 };
   config.maxRetryDelayMs = 200;
   const store = await openStore(config.store);
-  const operator = await startOperator({ config, kubeConfig: target.kubeConfig, store, logger: silentLogger });
+  const operator = await startOperator({ config, kubeConfig: target.kubeConfig, store, logger: options.logger ?? silentLogger });
   return {
     operator,
     store,
