@@ -204,6 +204,7 @@ for (const leg of legs) {
         await ctx.kube.createApiKey('widget', { account: ctx.account.id, siteRef: 'storefront' });
         const before = await readyKey('widget');
         const secretBefore = await ctx.kube.secret('widget');
+        // Stopped by hand, so that its DATA_DIR stays for the restarted operator.
         const dataDir = ctx.running.dataDir;
         await ctx.running.operator.stop();
         await ctx.running.store.close();
@@ -217,10 +218,10 @@ for (const leg of legs) {
           expect(after?.metadata.resourceVersion).to.equal(before.metadata.resourceVersion);
           expect((await ctx.kube.secret('widget'))?.metadata?.resourceVersion).to.equal(secretBefore?.metadata?.resourceVersion);
         } finally {
-          await restarted.operator.stop();
-          await restarted.store.close();
+          await restarted.stop();
+          rmSync(dataDir, { recursive: true, force: true });
+          ctx.running = await startTestOperator(ctx.target);
         }
-        ctx.running = await startTestOperator(ctx.target, { dataDir });
       });
     });
 
@@ -355,6 +356,15 @@ describe('operator against the fake API server: broken watches, outages, resync,
     await siteReady('storefront');
     expect((await blog.get<SiteResource>('Site', 'journal'))?.status).to.equal(undefined);
     expect(await ctx.running.store.findSiteByManagedBy({ kind: 'Site', namespace: 'blog', name: 'journal' })).to.equal(null);
+  });
+
+  it('releases the Lease when it stops, so that another replica need not wait for it to expire', async () => {
+    await waitFor('the operator to lead', () => ctx.running.operator.isLeader());
+    const leaseName = ctx.running.config.leaderElection.leaseName;
+    expect(ctx.target.fake!.get('leases', ctx.target.namespace, leaseName)?.spec).to.include({ holderIdentity: ctx.running.config.leaderElection.identity });
+    await ctx.running.stop();
+    expect(ctx.target.fake!.get('leases', ctx.target.namespace, leaseName)?.spec).to.include({ holderIdentity: '' });
+    ctx.running = await startTestOperator(ctx.target);
   });
 
   it('steps down when it cannot renew the Lease, and leads again once it can', async () => {
