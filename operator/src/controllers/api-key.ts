@@ -12,10 +12,8 @@ import {
 } from '../resources.ts';
 import {
   NotReady,
-  ensureFinalizer,
-  failReconcile,
-  finalizeIfDeleted,
   readyState,
+  reconcileResource,
   requireAccount,
   storeCall,
   writeStatus,
@@ -34,107 +32,104 @@ import {
  *
  * The plaintext is never logged, put in status or in an event.
  */
-export async function reconcileApiKey(deps: ControllerDeps, namespace: string, name: string): Promise<ReconcileResult> {
-  const { kube, store, logger } = deps;
+export function reconcileApiKey(deps: ControllerDeps, namespace: string, name: string): Promise<ReconcileResult> {
+  const { store, logger } = deps;
   const ref: ManagedByRef = { kind: 'ApiKey', namespace, name };
-  const resource = await kube.getResource<ApiKeyResource>('ApiKey', namespace, name);
-
-  // The Secret carries an ownerReference to the ApiKey: the garbage collector removes it.
-  const deleted = await finalizeIfDeleted(deps, resource, async () => {
-    const stored = await store.findKeyByManagedBy(ref);
-    if (!stored) return;
-    await store.deleteKey(stored.id);
-    logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, prefix: stored.prefix }, 'Revoked the key');
+  return reconcileResource<ApiKeyResource>(deps, 'ApiKey', namespace, name, {
+    // The Secret carries an ownerReference to the ApiKey: the garbage collector removes it.
+    async removeFromStore() {
+      const stored = await store.findKeyByManagedBy(ref);
+      if (!stored) return;
+      await store.deleteKey(stored.id);
+      logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, prefix: stored.prefix }, 'Revoked the key');
+    },
+    apply: (resource, now) => applyApiKey(deps, ref, resource, now),
   });
-  if (deleted || !resource) return deleted ?? { outcome: 'deleted' };
+}
 
-  const current = await ensureFinalizer(kube, resource);
-  const now = (deps.now ?? (() => new Date()))();
-  try {
-    const { spec, metadata } = current;
-    await requireAccount(store, spec.account);
-    const wanted: NewKey & { managedBy: NonNullable<NewKey['managedBy']> } = {
-      accountId: spec.account,
-      name: `${namespace}/${name}`,
-      kind: 'full',
-      siteId: null,
-      restrictDomains: false,
-      managedBy: { ...ref, uid: metadata.uid },
-    };
-    if (spec.siteRef) {
-      const site = await storeCall(() => store.findSiteByManagedBy({ kind: 'Site', namespace, name: spec.siteRef as string }));
-      if (!site) throw new NotReady(REASONS.SiteNotFound, `Site ${spec.siteRef} does not exist in namespace ${namespace}, or is not Ready yet`);
-      if (site.accountId !== spec.account) {
-        throw new NotReady(REASONS.AccountMismatch, `Site ${spec.siteRef} belongs to account ${site.accountId}, not to ${spec.account}`);
-      }
-      Object.assign(wanted, { kind: 'site', siteId: site.id, restrictDomains: spec.restrictDomains ?? false });
-    } else if (spec.restrictDomains) {
-      throw new NotReady(REASONS.InvalidSpec, 'spec.restrictDomains needs spec.siteRef: a key without a site is full-access', false);
+async function applyApiKey(deps: ControllerDeps, ref: ManagedByRef, current: ApiKeyResource, now: Date): Promise<void> {
+  const { kube, store, logger } = deps;
+  const { namespace, name } = ref;
+  const { spec, metadata } = current;
+  await requireAccount(store, spec.account);
+  const wanted: NewKey & { managedBy: NonNullable<NewKey['managedBy']> } = {
+    accountId: spec.account,
+    name: `${namespace}/${name}`,
+    kind: 'full',
+    siteId: null,
+    restrictDomains: false,
+    managedBy: { ...ref, uid: metadata.uid },
+  };
+  if (spec.siteRef) {
+    const site = await storeCall(() => store.findSiteByManagedBy({ kind: 'Site', namespace, name: spec.siteRef as string }));
+    if (!site) throw new NotReady(REASONS.SiteNotFound, `Site ${spec.siteRef} does not exist in namespace ${namespace}, or is not Ready yet`);
+    if (site.accountId !== spec.account) {
+      throw new NotReady(REASONS.AccountMismatch, `Site ${spec.siteRef} belongs to account ${site.accountId}, not to ${spec.account}`);
     }
-
-    const secretName = spec.secretName ?? name;
-    const secret = await kube.getSecret(namespace, secretName);
-    if (secret && !ownedBy(secret, metadata.uid)) {
-      throw new NotReady(
-        REASONS.SecretConflict,
-        `Secret ${secretName} already exists and does not belong to this ApiKey: set spec.secretName to another name, or delete that Secret`,
-      );
-    }
-
-    const existing = await storeCall(() => store.findKeyByManagedBy(ref));
-    let stored: ApiKey;
-    let plaintext: string | null = null;
-    if (existing && keyMatches(existing, wanted)) {
-      stored = existing;
-    } else {
-      const upserted = await storeCall(() => store.upsertManagedKey(wanted));
-      stored = upserted.key;
-      plaintext = upserted.secret;
-    }
-
-    const rotation = spec.rotation ?? 0;
-    // After a change of spec.secretName, the Secret written under the old name (still this ApiKey's).
-    const previousName = current.status?.secretName;
-    const previous = previousName && previousName !== secretName ? await kube.getSecret(namespace, previousName) : null;
-    const ownedPrevious = previous && ownedBy(previous, metadata.uid) ? previous : null;
-
-    let issued: 'created' | 'rotated' | 'secretLost' | null = plaintext === null ? null : 'created';
-    if (plaintext === null) {
-      if (!secret && ownedPrevious && secretHolds(ownedPrevious, stored.hash) && rotation <= secretRotation(ownedPrevious)) {
-        // A rename: the key moves to the new Secret as it is, nothing is regenerated.
-        await kube.createSecret(namespace, secretFor(current, secretName, decodeKey(ownedPrevious) as string, rotation, null));
-        logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, from: previousName, to: secretName }, 'Moved the key to another Secret');
-      } else if (!secret) issued = 'secretLost';
-      else if (rotation > secretRotation(secret)) issued = 'rotated';
-      else if (!secretHolds(secret, stored.hash)) issued = 'secretLost';
-      if (issued) {
-        const regenerated = await storeCall(() => store.regenerateKey(stored.id));
-        if (!regenerated) throw new NotReady(REASONS.StoreUnavailable, `Key ${stored.id} vanished from the store while it was regenerated`);
-        stored = regenerated.key;
-        plaintext = regenerated.secret;
-      }
-    }
-
-    if (plaintext !== null && issued !== null) {
-      await kube[secret ? 'replaceSecret' : 'createSecret'](namespace, secretFor(current, secretName, plaintext, rotation, secret));
-      logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, prefix: stored.prefix, secretName, rotation }, issuedLog[issued]);
-      await deps.events.record(current, issued === 'secretLost' ? 'Warning' : 'Normal', issuedEvent[issued].reason, issuedEvent[issued].message(stored, secretName, rotation));
-    }
-    if (ownedPrevious) await kube.deleteSecret(namespace, previousName as string);
-
-    const scope = stored.kind === 'full' ? 'full-access' : `for site ${stored.siteId}${stored.restrictDomains ? ', domain-restricted' : ''}`;
-    await writeStatus(kube, current, {
-      keyId: stored.id,
-      prefix: stored.prefix,
-      secretName,
-      lastRotatedAt: issued !== null ? now.toISOString() : (current.status?.lastRotatedAt ?? stored.createdAt.toISOString()),
-      observedGeneration: metadata.generation,
-      conditions: withReady(current.status?.conditions, readyState(`Key ${stored.prefix}… (${scope}) is in Secret ${secretName}`), metadata.generation, now),
-    });
-    return { outcome: 'success' };
-  } catch (err) {
-    return failReconcile(deps, current, err);
+    Object.assign(wanted, { kind: 'site', siteId: site.id, restrictDomains: spec.restrictDomains ?? false });
+  } else if (spec.restrictDomains) {
+    throw new NotReady(REASONS.InvalidSpec, 'spec.restrictDomains needs spec.siteRef: a key without a site is full-access', false);
   }
+
+  const secretName = spec.secretName ?? name;
+  const secret = await kube.getSecret(namespace, secretName);
+  if (secret && !ownedBy(secret, metadata.uid)) {
+    throw new NotReady(
+      REASONS.SecretConflict,
+      `Secret ${secretName} already exists and does not belong to this ApiKey: set spec.secretName to another name, or delete that Secret`,
+    );
+  }
+
+  const existing = await storeCall(() => store.findKeyByManagedBy(ref));
+  let stored: ApiKey;
+  let plaintext: string | null = null;
+  if (existing && keyMatches(existing, wanted)) {
+    stored = existing;
+  } else {
+    const upserted = await storeCall(() => store.upsertManagedKey(wanted));
+    stored = upserted.key;
+    plaintext = upserted.secret;
+  }
+
+  const rotation = spec.rotation ?? 0;
+  // After a change of spec.secretName, the Secret written under the old name (still this ApiKey's).
+  const previousName = current.status?.secretName;
+  const previous = previousName && previousName !== secretName ? await kube.getSecret(namespace, previousName) : null;
+  const ownedPrevious = previous && ownedBy(previous, metadata.uid) ? previous : null;
+
+  let issued: 'created' | 'rotated' | 'secretLost' | null = plaintext === null ? null : 'created';
+  if (plaintext === null) {
+    if (!secret && ownedPrevious && secretHolds(ownedPrevious, stored.hash) && rotation <= secretRotation(ownedPrevious)) {
+      // A rename: the key moves to the new Secret as it is, nothing is regenerated.
+      await kube.createSecret(namespace, secretFor(current, secretName, decodeKey(ownedPrevious) as string, rotation, null));
+      logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, from: previousName, to: secretName }, 'Moved the key to another Secret');
+    } else if (!secret) issued = 'secretLost';
+    else if (rotation > secretRotation(secret)) issued = 'rotated';
+    else if (!secretHolds(secret, stored.hash)) issued = 'secretLost';
+    if (issued) {
+      const regenerated = await storeCall(() => store.regenerateKey(stored.id));
+      if (!regenerated) throw new NotReady(REASONS.StoreUnavailable, `Key ${stored.id} vanished from the store while it was regenerated`);
+      stored = regenerated.key;
+      plaintext = regenerated.secret;
+    }
+  }
+
+  if (plaintext !== null && issued !== null) {
+    await kube[secret ? 'replaceSecret' : 'createSecret'](namespace, secretFor(current, secretName, plaintext, rotation, secret));
+    logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, prefix: stored.prefix, secretName, rotation }, issuedLog[issued]);
+    await deps.events.record(current, issued === 'secretLost' ? 'Warning' : 'Normal', issuedEvent[issued].reason, issuedEvent[issued].message(stored, secretName, rotation));
+  }
+  if (ownedPrevious) await kube.deleteSecret(namespace, previousName as string);
+
+  const scope = stored.kind === 'full' ? 'full-access' : `for site ${stored.siteId}${stored.restrictDomains ? ', domain-restricted' : ''}`;
+  await writeStatus(kube, current, {
+    keyId: stored.id,
+    prefix: stored.prefix,
+    secretName,
+    lastRotatedAt: issued !== null ? now.toISOString() : (current.status?.lastRotatedAt ?? stored.createdAt.toISOString()),
+    observedGeneration: metadata.generation,
+    conditions: withReady(current.status?.conditions, readyState(`Key ${stored.prefix}… (${scope}) is in Secret ${secretName}`), metadata.generation, now),
+  });
 }
 
 const issuedLog = {

@@ -87,7 +87,7 @@ export async function removeFinalizer<T extends Resource>(kube: KubeClient, reso
  * (an orphan whose finalizer was removed by hand): remove the store object, idempotently, then the
  * finalizer. Undefined when the resource is alive and should be reconciled normally.
  */
-export async function finalizeIfDeleted<T extends Resource>(
+async function finalizeIfDeleted<T extends Resource>(
   deps: ControllerDeps,
   resource: T | null,
   removeFromStore: () => Promise<void>,
@@ -102,6 +102,30 @@ export async function finalizeIfDeleted<T extends Resource>(
   }
   if (resource) await removeFinalizer(deps.kube, resource);
   return { outcome: 'deleted' };
+}
+
+/**
+ * The shape of every reconcile: read the resource; if it is going (or gone), clean up the store and
+ * let it go; otherwise make sure it carries the finalizer, then apply it. Whatever apply throws ends
+ * in a False Ready condition (failReconcile); a conflict on the finalizer update goes to the queue.
+ */
+export async function reconcileResource<T extends Resource>(
+  deps: ControllerDeps,
+  kind: T['kind'],
+  namespace: string,
+  name: string,
+  steps: { removeFromStore(): Promise<void>; apply(resource: T, now: Date): Promise<void> },
+): Promise<ReconcileResult> {
+  const resource = await deps.kube.getResource<T>(kind, namespace, name);
+  const deleted = await finalizeIfDeleted(deps, resource, steps.removeFromStore);
+  if (deleted || !resource) return deleted ?? { outcome: 'deleted' };
+  const current = await ensureFinalizer(deps.kube, resource);
+  try {
+    await steps.apply(current, (deps.now ?? (() => new Date()))());
+    return { outcome: 'success' };
+  } catch (err) {
+    return failReconcile(deps, current, err);
+  }
 }
 
 /** Writes the status only when it differs, so a reconcile with nothing to do writes nothing. */
