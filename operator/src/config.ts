@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { ConfigError, readBool, readInt, readList, readOptionalString, readString, type Env } from '../../lib/env.ts';
+import { loadStoreConfig, type StoreConfig } from '../../lib/store/open.ts';
+
+/** The operator's configuration, read once at start-up. Durations are held in milliseconds. */
+export interface OperatorConfig {
+  /** Namespaces to watch; empty means all of them. */
+  watchNamespaces: string[];
+  host: string;
+  /** /healthz, /readyz and /metrics. */
+  port: number;
+  logLevel: string;
+  leaderElection: {
+    enabled: boolean;
+    leaseName: string;
+    leaseNamespace: string;
+    identity: string;
+    leaseDurationMs: number;
+    renewDeadlineMs: number;
+    retryPeriodMs: number;
+  };
+  resyncMs: number;
+  /** Cap of the per-key retry backoff (which starts at 5 ms and doubles). */
+  maxRetryDelayMs: number;
+  store: StoreConfig;
+}
+
+const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export function loadOperatorConfig(env: Env): OperatorConfig {
+  const watchNamespaces = readList(env, 'WATCH_NAMESPACE');
+  for (const namespace of watchNamespaces) {
+    if (!NAMESPACE_NAME.test(namespace)) throw new ConfigError(`WATCH_NAMESPACE: "${namespace}" is not a namespace name`);
+  }
+  const leaseDurationSeconds = readInt(env, 'LEASE_DURATION_SECONDS', 15, { min: 1, max: 3600 });
+  const renewDeadlineSeconds = readInt(env, 'LEASE_RENEW_DEADLINE_SECONDS', 10, { min: 1, max: 3600 });
+  const retryPeriodSeconds = readInt(env, 'LEASE_RETRY_PERIOD_SECONDS', 2, { min: 1, max: 3600 });
+  if (renewDeadlineSeconds >= leaseDurationSeconds) {
+    throw new ConfigError('LEASE_RENEW_DEADLINE_SECONDS must be shorter than LEASE_DURATION_SECONDS, or two leaders could overlap');
+  }
+  if (retryPeriodSeconds >= renewDeadlineSeconds) {
+    throw new ConfigError('LEASE_RETRY_PERIOD_SECONDS must be shorter than LEASE_RENEW_DEADLINE_SECONDS');
+  }
+  return {
+    watchNamespaces,
+    host: readString(env, 'OPERATOR_HOST', '0.0.0.0'),
+    port: readInt(env, 'OPERATOR_PORT', 8081, { min: 0, max: 65_535 }),
+    logLevel: readString(env, 'LOG_LEVEL', 'info'),
+    leaderElection: {
+      enabled: readBool(env, 'LEADER_ELECTION', true),
+      leaseName: readString(env, 'LEASE_NAME', 'viewfinder-operator'),
+      // In a pod, POD_NAMESPACE comes from the downward API; outside, the one watched namespace or "default".
+      leaseNamespace: readOptionalString(env, 'LEASE_NAMESPACE') ?? readOptionalString(env, 'POD_NAMESPACE') ?? (watchNamespaces.length === 1 ? (watchNamespaces[0] as string) : 'default'),
+      identity: readOptionalString(env, 'POD_NAME') ?? `${os.hostname()}-${randomBytes(4).toString('hex')}`,
+      leaseDurationMs: leaseDurationSeconds * 1000,
+      renewDeadlineMs: renewDeadlineSeconds * 1000,
+      retryPeriodMs: retryPeriodSeconds * 1000,
+    },
+    resyncMs: readInt(env, 'RESYNC_PERIOD_SECONDS', 300, { min: 1, max: 86_400 }) * 1000,
+    maxRetryDelayMs: readInt(env, 'MAX_RETRY_DELAY_SECONDS', 300, { min: 1, max: 86_400 }) * 1000,
+    store: loadStoreConfig(env),
+  };
+}

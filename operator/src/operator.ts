@@ -1,0 +1,166 @@
+import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
+import type { Logger } from '../../lib/logger.ts';
+import type { Store } from '../../lib/store/store.ts';
+import type { OperatorConfig } from './config.ts';
+import { reconcileApiKey } from './controllers/api-key.ts';
+import type { ControllerDeps } from './controllers/common.ts';
+import { reconcileSite } from './controllers/site.ts';
+import { startHealthServer, type HealthServer } from './health.ts';
+import { KubeClient } from './k8s/client.ts';
+import { Controller } from './k8s/controller.ts';
+import { EventRecorder } from './k8s/events.ts';
+import { Informer, keyOf } from './k8s/informer.ts';
+import { LeaderElector } from './k8s/leader-election.ts';
+import { createOperatorMetrics, type OperatorMetrics } from './metrics.ts';
+import { API_VERSION, MANAGED_BY_LABEL, OPERATOR_NAME, objectKey, type ApiKeyResource, type SiteResource } from './resources.ts';
+
+/**
+ * The operator, wired: informers for Sites, ApiKeys and the Secrets it wrote feed one controller
+ * per kind; leader election decides whether this replica's controllers run; the health server
+ * reports. main.ts runs it against the real cluster, the tests against the fake API server.
+ */
+export interface Operator {
+  port: number;
+  metrics: OperatorMetrics;
+  isLeader(): boolean;
+  /** Sites, ApiKeys, Secrets: one informer per kind and watched namespace. */
+  informers: Array<Informer<SiteResource> | Informer<ApiKeyResource> | Informer<V1Secret>>;
+  /** Stops; `release: false` leaves the Lease to expire, as a crash would. */
+  stop(options?: { release?: boolean }): Promise<void>;
+}
+
+export interface OperatorDeps {
+  config: OperatorConfig;
+  kubeConfig: KubeConfig;
+  store: Store;
+  logger: Logger;
+}
+
+export async function startOperator({ config, kubeConfig, store, logger }: OperatorDeps): Promise<Operator> {
+  const kube = new KubeClient(kubeConfig);
+  const metrics = createOperatorMetrics();
+  const deps: ControllerDeps = { kube, store, events: new EventRecorder(kube, logger), logger };
+  const queue = { maxDelayMs: config.maxRetryDelayMs };
+  const sites = new Controller({ kind: 'Site', reconcile: (ns, name) => reconcileSite(deps, ns, name), metrics, logger, queue });
+  const apiKeys = new Controller({ kind: 'ApiKey', reconcile: (ns, name) => reconcileApiKey(deps, ns, name), metrics, logger, queue });
+
+  const namespaces: Array<string | undefined> = config.watchNamespaces.length === 0 ? [undefined] : config.watchNamespaces;
+  const siteInformers: Informer<SiteResource>[] = [];
+  const apiKeyInformers: Informer<ApiKeyResource>[] = [];
+  const secretInformers: Informer<V1Secret>[] = [];
+
+  /** A Site's changes can make its ApiKeys Ready (or not): they are reconciled again. */
+  const enqueueDependents = (site: SiteResource) => {
+    for (const informer of apiKeyInformers) {
+      for (const key of informer.list()) {
+        if (key.metadata.namespace === site.metadata.namespace && key.spec.siteRef === site.metadata.name) apiKeys.enqueue(keyOf(key));
+      }
+    }
+  };
+  /** A Secret that changed or went: its ApiKey checks it still holds the key. */
+  const enqueueOwner = (secret: V1Secret) => {
+    const owner = secret.metadata?.ownerReferences?.find((ref) => ref.controller && ref.kind === 'ApiKey' && ref.apiVersion === API_VERSION);
+    if (owner && secret.metadata?.namespace) apiKeys.enqueue(objectKey(secret.metadata.namespace, owner.name));
+  };
+
+  for (const namespace of namespaces) {
+    const scope = namespace === undefined ? '' : `/namespaces/${namespace}`;
+    const common = { kubeConfig, resyncMs: config.resyncMs, logger };
+    siteInformers.push(
+      new Informer<SiteResource>({
+        ...common,
+        name: `Site ${namespace ?? '(all namespaces)'}`,
+        list: () => kube.listResources<SiteResource>('Site', namespace),
+        watchPath: `/apis/${API_VERSION}${scope}/sites`,
+        handlers: {
+          onUpsert: (site) => {
+            sites.enqueue(keyOf(site));
+            enqueueDependents(site);
+          },
+          onDelete: (site) => {
+            sites.enqueue(keyOf(site));
+            enqueueDependents(site);
+          },
+        },
+      }),
+    );
+    apiKeyInformers.push(
+      new Informer<ApiKeyResource>({
+        ...common,
+        name: `ApiKey ${namespace ?? '(all namespaces)'}`,
+        list: () => kube.listResources<ApiKeyResource>('ApiKey', namespace),
+        watchPath: `/apis/${API_VERSION}${scope}/apikeys`,
+        handlers: { onUpsert: (key) => apiKeys.enqueue(keyOf(key)), onDelete: (key) => apiKeys.enqueue(keyOf(key)) },
+      }),
+    );
+    secretInformers.push(
+      new Informer<V1Secret>({
+        ...common,
+        name: `Secret ${namespace ?? '(all namespaces)'}`,
+        list: () => kube.listSecrets(namespace, `${MANAGED_BY_LABEL}=${OPERATOR_NAME}`),
+        watchPath: `/api/v1${scope}/secrets`,
+        labelSelector: `${MANAGED_BY_LABEL}=${OPERATOR_NAME}`,
+        // The ApiKeys' own resync covers their Secrets.
+        handlers: { onUpsert: enqueueOwner, onDelete: enqueueOwner, onResync: () => {} },
+      }),
+    );
+  }
+  const informers = [...siteInformers, ...apiKeyInformers, ...secretInformers];
+  const controllers = [sites, apiKeys];
+  let synced = false;
+
+  const startControllers = () => {
+    for (const controller of controllers) controller.start();
+    // A new leader acts on everything, not only on what changes from now on.
+    for (const informer of [...siteInformers, ...apiKeyInformers]) informer.resync();
+    metrics.leader.set(1);
+  };
+  const pauseControllers = async () => {
+    metrics.leader.set(0);
+    await Promise.all(controllers.map((controller) => controller.pause()));
+  };
+
+  let elector: LeaderElector | undefined;
+  const health = await startHealthServer({
+    host: config.host,
+    port: config.port,
+    registry: metrics.registry,
+    ready: () => synced,
+    leader: () => elector?.isLeader ?? true,
+  });
+
+  await Promise.all(informers.map((informer) => informer.start()));
+  synced = true;
+  logger.info({ namespaces: config.watchNamespaces.length === 0 ? 'all' : config.watchNamespaces, port: health.port }, 'Listed the resources; watching');
+
+  const { leaderElection } = config;
+  elector = leaderElection.enabled
+    ? new LeaderElector({
+        kube,
+        namespace: leaderElection.leaseNamespace,
+        name: leaderElection.leaseName,
+        identity: leaderElection.identity,
+        leaseDurationMs: leaderElection.leaseDurationMs,
+        renewDeadlineMs: leaderElection.renewDeadlineMs,
+        retryPeriodMs: leaderElection.retryPeriodMs,
+        logger,
+        onStartedLeading: startControllers,
+        onStoppedLeading: pauseControllers,
+      })
+    : undefined;
+  if (elector) elector.start();
+  else startControllers();
+
+  return {
+    port: health.port,
+    metrics,
+    informers,
+    isLeader: () => elector?.isLeader ?? true,
+    async stop(options = {}) {
+      if (elector) await elector.stop(options);
+      for (const informer of informers) informer.stop();
+      await Promise.all(controllers.map((controller) => controller.shutDown()));
+      await health.close();
+    },
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * The custom resources the operator reconciles (crds/site.yaml, crds/apikey.yaml) and the names
+ * it writes under. Shapes mirror the CRDs' openAPIV3Schema.
+ */
+export const GROUP = 'viewfinder.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+/** Added while a resource lives, so that its store object is cleaned up before it goes. */
+export const FINALIZER = 'viewfinder.dev/cleanup';
+/** The component name in Events, the Lease holder prefix and the managed-by label. */
+export const OPERATOR_NAME = 'viewfinder-operator';
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const API_KEY_LABEL = 'viewfinder.dev/apikey';
+/** On the Secret: the rotation of the ApiKey its data was issued for. */
+export const ROTATION_ANNOTATION = 'viewfinder.dev/rotation';
+/** The Secret's data key that holds the plaintext API key. */
+export const SECRET_KEY_FIELD = 'apiKey';
+
+export type Kind = 'Site' | 'ApiKey';
+export const PLURALS: Record<Kind, string> = { Site: 'sites', ApiKey: 'apikeys' };
+
+export interface ObjectMeta {
+  name: string;
+  namespace: string;
+  uid: string;
+  resourceVersion: string;
+  generation: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  finalizers?: string[];
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration: number;
+}
+
+export interface SiteResource {
+  apiVersion: string;
+  kind: 'Site';
+  metadata: ObjectMeta;
+  spec: { account: string; allowedDomains?: string[] };
+  status?: { siteId?: string; observedGeneration?: number; conditions?: Condition[] };
+}
+
+export interface ApiKeyResource {
+  apiVersion: string;
+  kind: 'ApiKey';
+  metadata: ObjectMeta;
+  spec: { account: string; siteRef?: string; restrictDomains?: boolean; secretName?: string; rotation?: number };
+  status?: {
+    keyId?: string;
+    prefix?: string;
+    secretName?: string;
+    lastRotatedAt?: string;
+    observedGeneration?: number;
+    conditions?: Condition[];
+  };
+}
+
+export type Resource = SiteResource | ApiKeyResource;
+
+/** A work-queue key: namespace/name, the only thing a reconcile request carries. */
+export function objectKey(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+export function splitKey(key: string): { namespace: string; name: string } {
+  const slash = key.indexOf('/');
+  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}

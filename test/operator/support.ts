@@ -1,0 +1,250 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  loadYaml,
+  setHeaderOptions,
+  type V1CustomResourceDefinition,
+  type V1Secret,
+} from '@kubernetes/client-node';
+import type { Logger } from '../../lib/logger.ts';
+import { openStore } from '../../lib/store/open.ts';
+import type { Account, Store } from '../../lib/store/store.ts';
+import { loadOperatorConfig, type OperatorConfig } from '../../operator/src/config.ts';
+import { httpStatusOf } from '../../operator/src/k8s/client.ts';
+import { startOperator, type Operator } from '../../operator/src/operator.ts';
+import { GROUP, PLURALS, VERSION, type ApiKeyResource, type Kind, type SiteResource } from '../../operator/src/resources.ts';
+import { startFakeKubeApiServer, type FakeKubeApiServer } from '../support/fake-kube-apiserver.ts';
+import { silentLogger } from '../support/harness.ts';
+
+/**
+ * Where the operator's integration tests run: the in-process fake API server, or, when KUBECONFIG
+ * is set, the real cluster it points at (in a fresh namespace, with the CRDs applied).
+ */
+export interface KubeTarget {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  /** Only on the fake: lets a test break watches or inspect stored objects. */
+  fake: FakeKubeApiServer | undefined;
+  close(): Promise<void>;
+}
+
+export const REAL_KUBECONFIG = process.env.KUBECONFIG;
+
+export async function startFakeTarget(options: { historyLimit?: number } = {}): Promise<KubeTarget> {
+  const fake = await startFakeKubeApiServer(options);
+  return { kubeConfig: fake.kubeConfig(), namespace: 'shop', fake, close: () => fake.close() };
+}
+
+export async function startRealTarget(): Promise<KubeTarget> {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
+  for (const file of ['site.yaml', 'apikey.yaml']) {
+    // loadYaml, not a plain parse: the typed API serializes its models (`_default`, `xKubernetesValidations`).
+    const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(path.join(import.meta.dirname, '..', '..', 'crds', file), 'utf8'));
+    const name = crd.metadata?.name ?? '';
+    try {
+      const existing = await extensions.readCustomResourceDefinition({ name });
+      await extensions.replaceCustomResourceDefinition({ name, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
+    } catch (err) {
+      if (httpStatusOf(err) !== 404) throw err;
+      await extensions.createCustomResourceDefinition({ body: crd });
+    }
+    await waitFor(`the CRD ${name} to be established`, async () => {
+      const current = await extensions.readCustomResourceDefinition({ name });
+      return current.status?.conditions?.some((condition) => condition.type === 'Established' && condition.status === 'True');
+    });
+  }
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const namespace = `viewfinder-test-${randomBytes(4).toString('hex')}`;
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  return {
+    kubeConfig,
+    namespace,
+    fake: undefined,
+    async close() {
+      await core.deleteNamespace({ name: namespace });
+    },
+  };
+}
+
+/** The objects a test applies, through client-node as kubectl would. */
+export class Resources {
+  private readonly custom: CustomObjectsApi;
+  private readonly core: CoreV1Api;
+  readonly namespace: string;
+
+  constructor(target: KubeTarget) {
+    this.custom = target.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.core = target.kubeConfig.makeApiClient(CoreV1Api);
+    this.namespace = target.namespace;
+  }
+
+  async createSite(name: string, spec: SiteResource['spec']): Promise<SiteResource> {
+    return (await this.custom.createNamespacedCustomObject({
+      ...this.coordinates('Site'),
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Site', metadata: { name }, spec },
+    })) as SiteResource;
+  }
+
+  async createApiKey(name: string, spec: ApiKeyResource['spec']): Promise<ApiKeyResource> {
+    return (await this.custom.createNamespacedCustomObject({
+      ...this.coordinates('ApiKey'),
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'ApiKey', metadata: { name }, spec },
+    })) as ApiKeyResource;
+  }
+
+  async get<T extends SiteResource | ApiKeyResource>(kind: Kind, name: string): Promise<T | undefined> {
+    try {
+      return (await this.custom.getNamespacedCustomObject({ ...this.coordinates(kind), name })) as T;
+    } catch (err) {
+      if (httpStatusOf(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** `kubectl patch --type merge -p '{"spec": ...}'`. */
+  async patchSpec(kind: Kind, name: string, spec: object): Promise<void> {
+    await this.custom.patchNamespacedCustomObject({ ...this.coordinates(kind), name, body: { spec } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  }
+
+  async delete(kind: Kind, name: string): Promise<void> {
+    await this.custom.deleteNamespacedCustomObject({ ...this.coordinates(kind), name });
+  }
+
+  async secret(name: string): Promise<V1Secret | undefined> {
+    try {
+      return await this.core.readNamespacedSecret({ namespace: this.namespace, name });
+    } catch (err) {
+      if (httpStatusOf(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async createSecret(name: string, data: Record<string, string>): Promise<void> {
+    await this.core.createNamespacedSecret({ namespace: this.namespace, body: { metadata: { name }, data: encode(data) } });
+  }
+
+  async deleteSecret(name: string): Promise<void> {
+    await this.core.deleteNamespacedSecret({ namespace: this.namespace, name });
+  }
+
+  /** The plaintext key the operator wrote to the Secret, or undefined. */
+  async secretKey(name: string): Promise<string | undefined> {
+    const encoded = (await this.secret(name))?.data?.apiKey;
+    return encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString('utf8');
+  }
+
+  async events(): Promise<Array<{ reason: string; type: string; message: string; object: string }>> {
+    const list = await this.core.listNamespacedEvent({ namespace: this.namespace });
+    return list.items.map((event) => ({
+      reason: event.reason ?? '',
+      type: event.type ?? '',
+      message: event.message ?? '',
+      object: `${event.involvedObject.kind}/${event.involvedObject.name}`,
+    }));
+  }
+
+  private coordinates(kind: Kind) {
+    return { group: GROUP, version: VERSION, namespace: this.namespace, plural: PLURALS[kind] };
+  }
+}
+
+function encode(data: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(data).map(([key, value]) => [key, Buffer.from(value).toString('base64')]));
+}
+
+/**
+ * Polls until `probe` returns a value (not undefined or false), a bounded number of times: tests
+ * wait for a condition, never for a length of time. The failure names what was awaited and the
+ * last value seen.
+ */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, attempts = 200, intervalMs = 25): Promise<T> {
+  let last: unknown;
+  for (let attempt = 0; attempt < attempts; attempt += 1) {
+    last = await probe();
+    if (last !== undefined && last !== false) return last as T;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+  throw new Error(`Gave up waiting for ${what} after ${attempts} attempts`);
+}
+
+/** The Ready condition of a resource (undefined while it has none). */
+export function ready(resource: SiteResource | ApiKeyResource | undefined): { status: string; reason: string; message: string } | undefined {
+  return resource?.status?.conditions?.find((condition) => condition.type === 'Ready');
+}
+
+export interface RunningOperator {
+  operator: Operator;
+  store: Store;
+  dataDir: string;
+  config: OperatorConfig;
+  /** Stops the operator and closes its store; removes the data directory unless it was given. */
+  stop(options?: { release?: boolean }): Promise<void>;
+}
+
+/**
+ * Starts the whole operator as main.ts does (config from env readers, store, client-node), on a
+ * loopback port 0, with short lease timings so that fail-over tests finish quickly.
+ */
+export async function startTestOperator(
+  target: KubeTarget,
+  options: { dataDir?: string; env?: Record<string, string>; logger?: Logger } = {},
+): Promise<RunningOperator> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'viewfinder-operator-'));
+  const config = loadOperatorConfig({
+    DATA_DIR: dataDir,
+    OPERATOR_HOST: '127.0.0.1',
+    OPERATOR_PORT: '0',
+    WATCH_NAMESPACE: target.namespace,
+    LEASE_NAME: `viewfinder-operator-${randomBytes(3).toString('hex')}`,
+    ...options.env,
+  });
+  // Lease timings below the one-second granularity of the env variables.
+  config.leaderElection = { ...config.leaderElection, leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 };
+  config.maxRetryDelayMs = 200;
+  const store = await openStore(config.store);
+  const operator = await startOperator({ config, kubeConfig: target.kubeConfig, store, logger: options.logger ?? silentLogger });
+  return {
+    operator,
+    store,
+    dataDir,
+    config,
+    async stop(stopOptions) {
+      await operator.stop(stopOptions);
+      await store.close();
+      if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** What each test of the integration suite gets: a target, an operator on it, and an account in its store. */
+export interface OperatorContext {
+  target: KubeTarget;
+  running: RunningOperator;
+  kube: Resources;
+  account: Account;
+}
+
+/** Registers hooks that give every test a fresh target, operator and account, and tear them down. */
+export function useOperator(start: () => Promise<KubeTarget>): OperatorContext {
+  const context = {} as OperatorContext;
+  beforeEach(async () => {
+    context.target = await start();
+    context.running = await startTestOperator(context.target);
+    context.kube = new Resources(context.target);
+    context.account = await context.running.store.createAccount({ name: 'Acme' });
+  });
+  afterEach(async () => {
+    await context.running.stop();
+    await context.target.close();
+  });
+  return context;
+}
