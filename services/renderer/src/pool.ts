@@ -2,18 +2,32 @@ import puppeteer, { type LaunchOptions, type Page } from 'puppeteer-core';
 import { Cluster } from 'puppeteer-cluster';
 import { CaptureFailed, HttpError, NavigationTimeout } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/logger.ts';
+import { createAdmission } from './admission.ts';
+import { createBrowserDirs, sweepStaleBrowserDirs } from './browser-dirs.ts';
 import { capturePage, emulateProfile } from './capture/capture-page.ts';
 import { PROFILES } from './capture/profiles.ts';
 import type { RendererConfig } from './config.ts';
+import { startFilteringProxy } from './guard/filtering-proxy.ts';
+import { watchMainFrame } from './guard/navigation-watch.ts';
+import { createNetworkGuard, type NetworkGuard } from './guard/network-guard.ts';
 import type { CaptureOptions, CaptureRequest, CaptureResult, Renderer } from './renderer.ts';
-import { warmContextConcurrency } from './warm-context-concurrency.ts';
+import { killProcessGroup, warmContextConcurrency } from './warm-context-concurrency.ts';
 
 interface CaptureJob {
   request: CaptureRequest;
-  signal: AbortSignal | undefined;
+  /** Aborts on the capture's deadline or when its client goes away. */
+  signal: AbortSignal;
 }
 
-export function chromiumLaunchOptions(config: RendererConfig): LaunchOptions {
+/** How long an aborted capture's browser may take to let go before it counts as hung and is killed. */
+const HANG_GRACE_MS = 5000;
+
+export interface ChromiumNetworkOptions {
+  /** Port of the filtering proxy on 127.0.0.1 that all of the browser's traffic goes through. */
+  proxyPort?: number;
+}
+
+export function chromiumLaunchOptions(config: RendererConfig, network: ChromiumNetworkOptions = {}): LaunchOptions {
   return {
     executablePath: config.chromiumPath,
     headless: true,
@@ -43,78 +57,130 @@ export function chromiumLaunchOptions(config: RendererConfig): LaunchOptions {
       // capture, doubling its CPU cost; within one capture's page there is no user data to protect.
       '--disable-site-isolation-trials',
       '--disable-features=IsolateOrigins,site-per-process',
+      ...(network.proxyPort === undefined ? [] : guardedNetworkArgs(network.proxyPort)),
     ],
   };
 }
 
-/** The in-process renderer: a puppeteer-cluster pool of Debian's Chromium. */
+/**
+ * Every byte the browser sends goes through the filtering proxy. `<-loopback>` matters: without it
+ * Chromium bypasses any proxy for localhost and 127.0.0.0/8, which would void the guard. The other
+ * flags close the paths a proxy never sees: QUIC, WebRTC's UDP, and Chromium's own DNS (with a
+ * proxy it needs none, so any resolution it still tries fails).
+ */
+function guardedNetworkArgs(proxyPort: number): string[] {
+  return [
+    `--proxy-server=http://127.0.0.1:${proxyPort}`,
+    '--proxy-bypass-list=<-loopback>',
+    '--disable-quic',
+    '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+    '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+  ];
+}
+
+/** The in-process renderer: a puppeteer-cluster pool of Debian's Chromium, behind the network guard. */
 export async function createChromiumRenderer(config: RendererConfig, logger: Logger): Promise<Renderer> {
   const log = logger.child({ component: 'renderer' });
   let ready = false;
   let closing = false;
   let launches = 0;
   let crashes = 0;
-  let inFlight = 0;
+
+  const swept = await sweepStaleBrowserDirs(config.tempRoot);
+  if (swept > 0) log.warn({ directories: swept, root: config.tempRoot }, 'Removed browser directories left by a service that died');
+
+  const guard = createNetworkGuard(config.networkAllowlist);
+  const proxy = await startFilteringProxy(guard, logger);
+  const admission = createAdmission(config.concurrency, config.queueLimit);
 
   const cluster: Cluster<CaptureJob, CaptureResult> = await Cluster.launch({
     concurrency: warmContextConcurrency({
+      prepareLaunch: async () => {
+        const dirs = await createBrowserDirs(config.tempRoot);
+        return {
+          // The environment passes through unchanged apart from TMPDIR, which keeps Chromium's
+          // temporary files inside the directory that is removed with it.
+          options: { userDataDir: dirs.userDataDir, env: { ...process.env, TMPDIR: dirs.tempDir } },
+          afterExit: () => dirs.remove(),
+          onLaunched: (pid: number) => dirs.recordBrowserPid(pid),
+        };
+      },
       onLaunch: (browser) => {
         launches += 1;
         log.info({ pid: browser.process()?.pid }, 'Launched Chromium');
       },
       onDisconnect: (browser) => {
         crashes += 1;
-        log.warn({ pid: browser.process()?.pid }, 'Lost Chromium; the next capture relaunches it');
+        log.warn({ pid: browser.process()?.pid }, 'Lost Chromium; a new one takes the next captures');
       },
+      onRecycle: (browser, reason) => log.info({ pid: browser.process()?.pid, reason }, 'Recycling Chromium'),
       preparePage: (page) => emulateProfile(page, PROFILES.standard),
+      recycleAfterCaptures: config.recycleAfterCaptures,
+      memoryLimitBytes: config.browserMemoryLimitBytes,
     }),
     maxConcurrency: config.concurrency,
     puppeteer,
-    puppeteerOptions: chromiumLaunchOptions(config),
-    timeout: config.captureTimeoutMs,
+    puppeteerOptions: chromiumLaunchOptions(config, { proxyPort: proxy.port }),
+    // Only a backstop: each capture's own deadline aborts it first, and a browser that ignores the
+    // abort is killed HANG_GRACE_MS later.
+    timeout: config.captureTimeoutMs + 2 * HANG_GRACE_MS,
     retryLimit: 0,
     workerCreationDelay: 0,
     monitor: false,
   });
 
   const limits = { navigationTimeoutMs: config.navigationTimeoutMs, fullPageMaxHeight: config.fullPageMaxHeight };
-  const task = ({ page, data }: { page: Page; data: CaptureJob }) => {
-    data.signal?.throwIfAborted();
-    return capturePage(page, data.request, limits, undefined, data.signal);
-  };
+  const task = ({ page, data }: { page: Page; data: CaptureJob }) => runCapture(page, data, guard, limits, log);
 
   // Start every worker now, so each holds a warm context before the first request arrives.
   await Promise.all(Array.from({ length: config.concurrency }, () => cluster.execute(async () => undefined as never)));
   ready = true;
-  log.info({ concurrency: config.concurrency }, 'Started the browser pool');
+  log.info({ concurrency: config.concurrency, queueLimit: config.queueLimit, proxyPort: proxy.port }, 'Started the browser pool');
+
+  const deadlineError = () =>
+    new NavigationTimeout(`Navigation timeout: the capture did not finish within ${config.captureTimeoutMs} ms, time queued included`);
 
   return {
     isReady: () => ready && !closing,
 
     stats: () => ({
       capacity: config.concurrency,
-      inFlight: Math.min(inFlight, config.concurrency),
-      queued: Math.max(0, inFlight - config.concurrency),
+      inFlight: admission.running(),
+      queued: admission.queued(),
       browserRestarts: Math.max(0, launches - 1),
       browserCrashes: crashes,
     }),
 
     async capture(request: CaptureRequest, options: CaptureOptions = {}): Promise<CaptureResult> {
       if (closing) throw new CaptureFailed('Screenshot generation failed: the renderer is shutting down');
-      inFlight += 1;
+      // One signal for both ways a capture ends early: its deadline, counted from now, or its client.
+      const abort = new AbortController();
+      const deadline = setTimeout(() => abort.abort(deadlineError()), config.captureTimeoutMs);
+      const onClientGone = () => abort.abort(options.signal?.reason);
+      if (options.signal?.aborted) onClientGone();
+      options.signal?.addEventListener('abort', onClientGone, { once: true });
       try {
-        return await cluster.execute({ request, signal: options.signal }, task);
+        // Checked before queueing, so a blocked URL gets its precise error and never takes a slot.
+        await guard.checkUrl(request.url);
+        const slot = await admission.acquire(abort.signal);
+        const started = performance.now();
+        const job = cluster.execute({ request, signal: abort.signal }, task);
+        // The slot stays taken until the browser is really done, even when the client was answered early.
+        job.then(
+          () => slot.release(performance.now() - started),
+          () => slot.release(performance.now() - started),
+        );
+        return await untilAborted(job, abort.signal);
       } catch (err) {
-        if (options.signal?.aborted) throw options.signal.reason;
+        if (abort.signal.aborted) throw abort.signal.reason;
         if (err instanceof HttpError) throw err;
-        // puppeteer-cluster's own deadline (captureTimeoutMs) rejects with "Timeout hit: <ms>".
-        if (/^Timeout hit/.test(String((err as Error)?.message))) {
-          throw new NavigationTimeout('Navigation timeout: the page took too long to load or respond');
-        }
+        // puppeteer-cluster's backstop rejects with "Timeout hit: <ms>".
+        if (/^Timeout hit/.test(String((err as Error)?.message))) throw deadlineError();
         log.error({ err, host: hostOf(request.url) }, 'Capture failed');
         throw new CaptureFailed();
       } finally {
-        inFlight -= 1;
+        clearTimeout(deadline);
+        options.signal?.removeEventListener('abort', onClientGone);
       }
     },
 
@@ -122,9 +188,53 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
       closing = true;
       await cluster.idle();
       await cluster.close();
+      await proxy.close();
       log.info('Closed the browser pool');
     },
   };
+}
+
+/** One capture on a worker's fresh page: stops the page when the capture is aborted, and kills a browser that hangs. */
+async function runCapture(
+  page: Page,
+  job: CaptureJob,
+  guard: NetworkGuard,
+  limits: { navigationTimeoutMs: number; fullPageMaxHeight: number },
+  log: Logger,
+): Promise<CaptureResult> {
+  job.signal.throwIfAborted();
+  let hangTimer: NodeJS.Timeout | undefined;
+  const onAbort = () => {
+    void page.close().catch(() => {});
+    hangTimer = setTimeout(() => {
+      log.warn({ pid: page.browser().process()?.pid }, 'Chromium did not respond to an aborted capture; killing it');
+      killProcessGroup(page.browser());
+    }, HANG_GRACE_MS);
+  };
+  job.signal.addEventListener('abort', onAbort, { once: true });
+  const navigations = watchMainFrame(page, job.request.url, guard);
+  try {
+    const result = await capturePage(page, job.request, limits, undefined, job.signal).catch(async (err: unknown) => {
+      throw (await navigations.failure()) ?? err;
+    });
+    const failure = await navigations.failure();
+    if (failure) throw failure;
+    return result;
+  } finally {
+    navigations.stop();
+    job.signal.removeEventListener('abort', onAbort);
+    clearTimeout(hangTimer);
+  }
+}
+
+/** Settles with `work`, or rejects with the signal's reason as soon as it aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function hostOf(url: string): string | undefined {
