@@ -73,7 +73,9 @@ function guardedNetworkArgs(proxyPort: number): string[] {
     `--proxy-server=http://127.0.0.1:${proxyPort}`,
     '--proxy-bypass-list=<-loopback>',
     '--disable-quic',
-    '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+    // WebRTC may use TCP through the proxy only; no direct UDP (STUN) at all. The tests show that
+    // this spelling is the one Debian's Chromium obeys (`--force-webrtc-...` is ignored).
+    '--webrtc-ip-handling-policy=disable_non_proxied_udp',
     '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
   ];
 }

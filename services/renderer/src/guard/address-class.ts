@@ -79,7 +79,7 @@ function classifyIPv6Value(value: bigint): AddressClass {
   if (value >> 96n === 0x20010000n) return 'tunnel'; // Teredo 2001::/32, embeds two IPv4 addresses
   if (top16 === 0x2001 && Number((value >> 96n) & 0xffffn) < 0x200) return 'reserved'; // 2001::/23 IETF assignments
   if (value >> 96n === 0x20010db8n) return 'reserved'; // documentation
-  if (value >> 108n === 0x3fffn) return 'reserved'; // 3fff::/20, documentation
+  if (value >> 108n === 0x3fff0n) return 'reserved'; // 3fff::/20, documentation
   return 'public';
 }
 
