@@ -11,7 +11,7 @@ import { startSecretServer, type SecretServer } from '../../../support/secret-se
 /** Talks to the proxy the way Chromium does: absolute-form requests and CONNECT. */
 function viaProxy(proxy: FilteringProxy, url: string): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: proxy.port, method: 'GET', path: url, headers: { host: new URL(url).host }, agent: false });
+    const req = http.request({ host: '127.0.0.1', port: proxy.port, method: 'GET', path: url, headers: { host: URL.parse(url)?.host ?? 'example.test' }, agent: false });
     req.on('response', (res) => {
       let body = '';
       res.on('data', (chunk: Buffer) => (body += chunk.toString()));
