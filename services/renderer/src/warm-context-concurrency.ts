@@ -193,7 +193,7 @@ export function warmContextConcurrency(hooks: WarmContextHooks = {}) {
         captures: 0,
         active: 0,
         retiring: false,
-        lastMemoryCheck: performance.now(),
+        lastMemoryCheck: Number.NEGATIVE_INFINITY,
         exited: new Promise<void>((resolve) => {
           markExited = resolve;
         }),
