@@ -1,4 +1,4 @@
-import puppeteer, { type LaunchOptions, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type LaunchOptions, type Page } from 'puppeteer-core';
 import { Cluster } from 'puppeteer-cluster';
 import { CaptureFailed, HttpError, NavigationTimeout } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/logger.ts';
@@ -17,6 +17,8 @@ interface CaptureJob {
   request: CaptureRequest;
   /** Aborts on the capture's deadline or when its client goes away. */
   signal: AbortSignal;
+  /** Set once a worker has given the job its page. */
+  page?: Page;
 }
 
 /** How long an aborted capture's browser may take to let go before it counts as hung and is killed. */
@@ -87,6 +89,8 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
   let closing = false;
   let launches = 0;
   let crashes = 0;
+  let latestBrowser: Browser | undefined;
+  let closed: Promise<void> | undefined;
 
   const swept = await sweepStaleBrowserDirs(config.tempRoot);
   if (swept > 0) log.warn({ directories: swept, root: config.tempRoot }, 'Removed browser directories left by a service that died');
@@ -109,6 +113,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
       },
       onLaunch: (browser) => {
         launches += 1;
+        latestBrowser = browser;
         log.info({ pid: browser.process()?.pid }, 'Launched Chromium');
       },
       onDisconnect: (browser) => {
@@ -139,6 +144,17 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
   ready = true;
   log.info({ concurrency: config.concurrency, queueLimit: config.queueLimit, proxyPort: proxy.port }, 'Started the browser pool');
 
+  // An aborted job that has not let go of its slot HANG_GRACE_MS later is stuck in a browser that no
+  // longer answers, possibly before it even got a page: that browser is killed and replaced.
+  const killIfStillBusy = (done: Promise<void>, data: CaptureJob) => {
+    const timer = setTimeout(() => {
+      const browser = data.page?.browser() ?? latestBrowser;
+      log.warn({ pid: browser?.process()?.pid }, 'Chromium did not let go of an aborted capture; killing it');
+      if (browser) killProcessGroup(browser);
+    }, HANG_GRACE_MS);
+    void done.finally(() => clearTimeout(timer));
+  };
+
   const deadlineError = () =>
     new NavigationTimeout(`Navigation timeout: the capture did not finish within ${config.captureTimeoutMs} ms, time queued included`);
 
@@ -166,12 +182,14 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
         await guard.checkUrl(request.url);
         const slot = await admission.acquire(abort.signal);
         const started = performance.now();
-        const job = cluster.execute({ request, signal: abort.signal }, task);
+        const data: CaptureJob = { request, signal: abort.signal };
+        const job = cluster.execute(data, task);
         // The slot stays taken until the browser is really done, even when the client was answered early.
-        job.then(
+        const done = job.then(
           () => slot.release(performance.now() - started),
           () => slot.release(performance.now() - started),
         );
+        abort.signal.addEventListener('abort', () => killIfStillBusy(done, data), { once: true });
         return await untilAborted(job, abort.signal);
       } catch (err) {
         if (abort.signal.aborted) throw abort.signal.reason;
@@ -186,12 +204,15 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
       }
     },
 
-    async close(): Promise<void> {
+    close(): Promise<void> {
       closing = true;
-      await cluster.idle();
-      await cluster.close();
-      await proxy.close();
-      log.info('Closed the browser pool');
+      closed ??= (async () => {
+        await cluster.idle();
+        await cluster.close();
+        await proxy.close();
+        log.info('Closed the browser pool');
+      })();
+      return closed;
     },
   };
 }
@@ -204,14 +225,17 @@ async function runCapture(
   limits: { navigationTimeoutMs: number; fullPageMaxHeight: number },
   log: Logger,
 ): Promise<CaptureResult> {
+  job.page = page;
   job.signal.throwIfAborted();
-  let hangTimer: NodeJS.Timeout | undefined;
+  // Closing the page stops its work. A browser that cannot even do that within HANG_GRACE_MS is
+  // hung, and is killed so that the pool launches a fresh one.
   const onAbort = () => {
-    void page.close().catch(() => {});
-    hangTimer = setTimeout(() => {
+    const hangTimer = setTimeout(() => {
       log.warn({ pid: page.browser().process()?.pid }, 'Chromium did not respond to an aborted capture; killing it');
       killProcessGroup(page.browser());
     }, HANG_GRACE_MS);
+    const responded = () => clearTimeout(hangTimer);
+    page.close().then(responded, () => (page.browser().connected ? undefined : responded()));
   };
   job.signal.addEventListener('abort', onAbort, { once: true });
   const navigations = watchMainFrame(page, job.request.url, guard);
@@ -225,7 +249,6 @@ async function runCapture(
   } finally {
     navigations.stop();
     job.signal.removeEventListener('abort', onAbort);
-    clearTimeout(hangTimer);
   }
 }
 
