@@ -3,6 +3,7 @@ import { ConfigError } from '../../../lib/env.ts';
 import { createLogger } from '../../../lib/logger.ts';
 import { createChromiumRenderer } from '../../renderer/src/pool.ts';
 import { createApp } from './app.ts';
+import { answerClientErrorsAsJson } from './client-errors.ts';
 import { loadApiConfig, type ApiConfig } from './config.ts';
 
 async function main(): Promise<void> {
@@ -23,6 +24,7 @@ async function main(): Promise<void> {
   const app = createApp({ config, renderer, logger, isShuttingDown: () => shuttingDown });
 
   const server = http.createServer({ maxHeaderSize: config.maxHeaderBytes }, app.callback());
+  answerClientErrorsAsJson(server, config.maxHeaderBytes);
   server.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
