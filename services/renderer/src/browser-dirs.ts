@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
@@ -23,8 +24,10 @@ const liveDirs = new Set<string>();
 
 export async function createBrowserDirs(root: string): Promise<BrowserDirs> {
   await fs.mkdir(root, { recursive: true, mode: 0o700 });
-  const dir = await fs.mkdtemp(path.join(root, `${process.pid}-`));
+  // Claimed before it exists, so that a sweep running meanwhile in this process never takes it.
+  const dir = path.join(root, `${process.pid}-${randomBytes(6).toString('hex')}`);
   liveDirs.add(dir);
+  await fs.mkdir(dir, { mode: 0o700 });
   const userDataDir = path.join(dir, 'profile');
   const tempDir = path.join(dir, 'tmp');
   await Promise.all([fs.mkdir(userDataDir), fs.mkdir(tempDir)]);

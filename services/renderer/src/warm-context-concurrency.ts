@@ -185,8 +185,6 @@ export function warmContextConcurrency(hooks: WarmContextHooks = {}) {
         await prepared?.afterExit();
         throw err;
       }
-      const pid = browser.process()?.pid;
-      if (pid !== undefined) await prepared?.onLaunched?.(pid).catch(() => {});
       let markExited: () => void = () => {};
       const entry: BrowserEntry = {
         browser,
@@ -215,6 +213,8 @@ export function warmContextConcurrency(hooks: WarmContextHooks = {}) {
         })();
       });
       this.#entries.add(entry);
+      const pid = browser.process()?.pid;
+      if (pid !== undefined) await prepared?.onLaunched?.(pid).catch(() => {});
       this.#current = entry;
       hooks.onLaunch?.(browser);
       return entry;
