@@ -25,7 +25,31 @@ export interface NetworkGuard {
 
 const systemLookup: Lookup = (hostname) => dns.lookup(hostname, { all: true, order: 'verbatim' });
 
-export function createNetworkGuard(allowlist: NetworkAllowlist, lookup: Lookup = systemLookup): NetworkGuard {
+/**
+ * How long a resolved name is reused. A page asks for the same few hosts dozens of times, and every
+ * lookup would otherwise take a slot of libuv's four-thread pool. Reuse is safe: what is cached is
+ * the answer that was checked, and connections go to exactly those addresses.
+ */
+const LOOKUP_TTL_MS = 5000;
+const LOOKUP_CACHE_SIZE = 1000;
+
+function cachedLookup(lookup: Lookup): Lookup {
+  const cache = new Map<string, { answer: ReturnType<Lookup>; expires: number }>();
+  return (hostname) => {
+    const now = performance.now();
+    const hit = cache.get(hostname);
+    if (hit && hit.expires > now) return hit.answer;
+    if (cache.size >= LOOKUP_CACHE_SIZE) cache.clear();
+    // Concurrent requests for one name share one lookup; a failed one is not kept.
+    const answer = lookup(hostname);
+    cache.set(hostname, { answer, expires: now + LOOKUP_TTL_MS });
+    answer.catch(() => cache.delete(hostname));
+    return answer;
+  };
+}
+
+export function createNetworkGuard(allowlist: NetworkAllowlist, uncachedLookup: Lookup = systemLookup): NetworkGuard {
+  const lookup = cachedLookup(uncachedLookup);
   const deny = (host: string, kind: string, resolved: boolean) =>
     new Forbidden(
       `Forbidden: ${host} ${resolved ? 'resolves to' : 'is'} a ${kind} address; only public addresses may be captured (see PRIVATE_NETWORK_ALLOWLIST)`,

@@ -79,10 +79,25 @@ describe('network guard: the filtering proxy', () => {
     expect(response.status).to.equal(200);
     expect(response.body).to.contain('A simple page.');
     expect(lookups).to.equal(1);
-    // The next request resolves again, now to the secret, and is refused.
-    const second = await viaProxy(proxy, `http://rebind.test:${secret.port}/`);
+    // The next name resolves to the secret, and is refused.
+    const second = await viaProxy(proxy, `http://rebind-again.test:${secret.port}/`);
     expect(second.status).to.equal(403);
     expect(secret.hits()).to.equal(0);
+  });
+
+  it('reuses a checked answer for a few seconds, and retries a failed lookup', async () => {
+    const asked: string[] = [];
+    const lookup: Lookup = async (hostname) => {
+      asked.push(hostname);
+      if (hostname === 'flaky.test' && asked.filter((name) => name === hostname).length === 1) throw new Error('SERVFAIL');
+      return [{ address: '127.0.0.2', family: 4 }];
+    };
+    const proxy = await proxyWith(['127.0.0.2'], lookup);
+    const port = new URL(fixtures.origin).port;
+    for (let i = 0; i < 3; i += 1) expect((await viaProxy(proxy, `http://cached.test:${port}/simple`)).status).to.equal(200);
+    expect((await viaProxy(proxy, `http://flaky.test:${port}/simple`)).headers['x-viewfinder-upstream-error']).to.equal('ERR_NAME_NOT_RESOLVED');
+    expect((await viaProxy(proxy, `http://flaky.test:${port}/simple`)).status).to.equal(200);
+    expect(asked).to.deep.equal(['cached.test', 'flaky.test', 'flaky.test']);
   });
 
   it('refuses a name when any one of its addresses is private, even if the first is allowed', async () => {
