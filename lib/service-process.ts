@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import { ConfigError, readInt, readString, type Env } from './env.ts';
+import { answerClientErrorsAsJson } from './http/client-errors.ts';
 import type { Logger } from './logger.ts';
 
 export function loadConfigOrExit<T>(load: () => T): T {
@@ -62,6 +63,7 @@ export function runService(options: ServiceOptions): http.Server {
   // idle timeout toward renderers (4 s), so that the client, never the server, closes an idle
   // socket: no request is written onto a socket the server is closing at that moment.
   const server = http.createServer({ maxHeaderSize: config.maxHeaderBytes, keepAliveTimeout: 65_000 }, app.callback());
+  answerClientErrorsAsJson(server, config.maxHeaderBytes);
   server.listen(config.port, config.host, () => {
     const { port } = server.address() as AddressInfo;
     logger.info({ ...options.describe, port }, 'Listening');

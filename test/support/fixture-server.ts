@@ -68,6 +68,12 @@ function render(url: URL, res: http.ServerResponse): void {
     case '/echo':
       return html(200, url.searchParams.get('html') ?? '');
 
+    // A 302 to ?to=, for redirect cases.
+    case '/redirect':
+      res.writeHead(302, { location: url.searchParams.get('to') ?? '/simple', 'cache-control': 'no-store' });
+      res.end();
+      return;
+
     // Answers only after `delay` ms.
     case '/slow': {
       const timer = setTimeout(() => html(200, page('<h1>finally</h1>')), param('delay', 5000));

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import path from 'node:path';
 import { readBool, readInt, readList, readOptionalString, readString, type Env } from '../../../lib/env.ts';
 import { parseNetworkAllowlist, type NetworkAllowlist } from '../../../lib/network-allowlist.ts';
 import { loadHttpServiceConfig, type HttpServiceConfig } from '../../../lib/service-process.ts';
@@ -9,11 +10,19 @@ export interface RendererConfig {
   chromiumSandbox: boolean;
   /** Captures rendered at once; each holds one browser context. */
   concurrency: number;
+  /** Captures admitted to wait for a slot; beyond them a request gets 429. */
+  queueLimit: number;
   navigationTimeoutMs: number;
-  /** Backstop for a whole capture (navigation, wait, screenshot), so that a hung page cannot hold a slot. */
+  /** Deadline for a whole capture, counted from its arrival: time queued, navigation, wait, screenshot. */
   captureTimeoutMs: number;
   /** Longest the smart wait waits for a page to become ready before capturing anyway. */
   smartWaitMaxMs: number;
+  /** A browser retires after this many captures (0: never). */
+  recycleAfterCaptures: number;
+  /** A browser retires when its process tree holds more resident memory than this (0: never). */
+  browserMemoryLimitBytes: number;
+  /** Root of every browser's own profile and temp directories. */
+  tempRoot: string;
   /** Cap on a full-page PNG's height, in image pixels. */
   fullPageMaxHeight: number;
   networkAllowlist: NetworkAllowlist;
@@ -30,15 +39,22 @@ export function defaultConcurrency(): number {
 
 export function loadRendererConfig(env: Env): RendererConfig {
   const navigationTimeoutMs = readInt(env, 'NAVIGATION_TIMEOUT_MS', 30_000, { min: 1000, max: 300_000 });
+  const concurrency = readInt(env, 'RENDER_CONCURRENCY', defaultConcurrency(), { min: 1, max: 64 });
+  // Room for the browser process itself on top of one busy context per slot.
+  const defaultMemoryLimitMb = (concurrency * MEMORY_PER_CAPTURE + 512 * MIB) / MIB;
   const runningAsRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   return {
     chromiumPath: readString(env, 'CHROMIUM_PATH', '/usr/bin/chromium'),
     chromiumSandbox: readBool(env, 'CHROMIUM_SANDBOX', !runningAsRoot),
-    concurrency: readInt(env, 'RENDER_CONCURRENCY', defaultConcurrency(), { min: 1, max: 64 }),
+    concurrency,
+    queueLimit: readInt(env, 'RENDER_QUEUE_LIMIT', concurrency * 4, { min: 0, max: 10_000 }),
     navigationTimeoutMs,
     // Navigation, the longest allowed wait (8 s), and a margin for the screenshot itself.
     captureTimeoutMs: readInt(env, 'CAPTURE_TIMEOUT_MS', navigationTimeoutMs + 8000 + 15_000, { min: 2000 }),
     smartWaitMaxMs: readInt(env, 'SMART_WAIT_MAX_MS', 8000, { min: 500, max: 60_000 }),
+    recycleAfterCaptures: readInt(env, 'BROWSER_RECYCLE_AFTER', 500, { min: 0 }),
+    browserMemoryLimitBytes: readInt(env, 'BROWSER_MEMORY_LIMIT_MB', defaultMemoryLimitMb, { min: 0 }) * MIB,
+    tempRoot: readString(env, 'RENDERER_TEMP_DIR', path.join(os.tmpdir(), 'viewfinder-renderer')),
     fullPageMaxHeight: readInt(env, 'FULL_PAGE_MAX_HEIGHT', 16_384, { min: 100, max: 32_768 }),
     networkAllowlist: parseNetworkAllowlist(readList(env, 'PRIVATE_NETWORK_ALLOWLIST')),
   };

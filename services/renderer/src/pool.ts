@@ -1,21 +1,37 @@
-import puppeteer, { type LaunchOptions, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type LaunchOptions, type Page } from 'puppeteer-core';
 import { Cluster } from 'puppeteer-cluster';
 import { CaptureFailed, HttpError, NavigationTimeout } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/logger.ts';
+import { createAdmission } from './admission.ts';
+import { createBrowserDirs, sweepStaleBrowserDirs } from './browser-dirs.ts';
 import { capturePage, type CaptureLimits } from './capture/capture-page.ts';
-import { SettleHints } from './capture/settle-hints.ts';
 import { prepareCapturePage } from './capture/prepare-page.ts';
+import { SettleHints } from './capture/settle-hints.ts';
 import { PROFILES } from './capture/profiles.ts';
 import type { RendererConfig } from './config.ts';
+import { startFilteringProxy } from './guard/filtering-proxy.ts';
+import { watchMainFrame } from './guard/navigation-watch.ts';
+import { createNetworkGuard, type NetworkGuard } from './guard/network-guard.ts';
 import type { CaptureOptions, CaptureRequest, CaptureResult, Renderer } from './renderer.ts';
-import { warmContextConcurrency } from './warm-context-concurrency.ts';
+import { killProcessGroup, warmContextConcurrency } from './warm-context-concurrency.ts';
 
 interface CaptureJob {
   request: CaptureRequest;
-  signal: AbortSignal | undefined;
+  /** Aborts on the capture's deadline or when its client goes away. */
+  signal: AbortSignal;
+  /** Set once a worker has given the job its page. */
+  page?: Page;
 }
 
-export function chromiumLaunchOptions(config: RendererConfig): LaunchOptions {
+/** How long an aborted capture's browser may take to let go before it counts as hung and is killed. */
+const HANG_GRACE_MS = 5000;
+
+export interface ChromiumNetworkOptions {
+  /** Port of the filtering proxy on 127.0.0.1 that all of the browser's traffic goes through. */
+  proxyPort?: number;
+}
+
+export function chromiumLaunchOptions(config: RendererConfig, network: ChromiumNetworkOptions = {}): LaunchOptions {
   return {
     executablePath: config.chromiumPath,
     headless: true,
@@ -48,35 +64,78 @@ export function chromiumLaunchOptions(config: RendererConfig): LaunchOptions {
       // capture, doubling its CPU cost; within one capture's page there is no user data to protect.
       '--disable-site-isolation-trials',
       '--disable-features=IsolateOrigins,site-per-process',
+      ...(network.proxyPort === undefined ? [] : guardedNetworkArgs(network.proxyPort)),
     ],
   };
 }
 
-/** The in-process renderer: a puppeteer-cluster pool of Debian's Chromium. */
+/**
+ * Every byte the browser sends goes through the filtering proxy. `<-loopback>` matters: without it
+ * Chromium bypasses any proxy for localhost and 127.0.0.0/8, which would void the guard. The other
+ * flags close the paths a proxy never sees: QUIC, WebRTC's UDP, and Chromium's own DNS (with a
+ * proxy it needs none, so any resolution it still tries fails).
+ */
+function guardedNetworkArgs(proxyPort: number): string[] {
+  return [
+    `--proxy-server=http://127.0.0.1:${proxyPort}`,
+    '--proxy-bypass-list=<-loopback>',
+    '--disable-quic',
+    // WebRTC may use TCP through the proxy only; no direct UDP (STUN) at all. The tests show that
+    // this spelling is the one Debian's Chromium obeys (`--force-webrtc-...` is ignored).
+    '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+    '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+  ];
+}
+
+/** The in-process renderer: a puppeteer-cluster pool of Debian's Chromium, behind the network guard. */
 export async function createChromiumRenderer(config: RendererConfig, logger: Logger): Promise<Renderer> {
   const log = logger.child({ component: 'renderer' });
   let ready = false;
   let closing = false;
   let launches = 0;
   let crashes = 0;
-  let inFlight = 0;
+  let latestBrowser: Browser | undefined;
+  let closed: Promise<void> | undefined;
+
+  const swept = await sweepStaleBrowserDirs(config.tempRoot);
+  if (swept > 0) log.warn({ directories: swept, root: config.tempRoot }, 'Removed browser directories left by a service that died');
+
+  const guard = createNetworkGuard(config.networkAllowlist);
+  const proxy = await startFilteringProxy(guard, logger);
+  const admission = createAdmission(config.concurrency, config.queueLimit);
 
   const cluster: Cluster<CaptureJob, CaptureResult> = await Cluster.launch({
     concurrency: warmContextConcurrency({
+      prepareLaunch: async () => {
+        const dirs = await createBrowserDirs(config.tempRoot);
+        return {
+          // The environment passes through unchanged apart from TMPDIR, which keeps Chromium's
+          // temporary files inside the directory that is removed with it.
+          options: { userDataDir: dirs.userDataDir, env: { ...process.env, TMPDIR: dirs.tempDir } },
+          afterExit: () => dirs.remove(),
+          onLaunched: (pid: number) => dirs.recordBrowserPid(pid),
+        };
+      },
       onLaunch: (browser) => {
         launches += 1;
+        latestBrowser = browser;
         log.info({ pid: browser.process()?.pid }, 'Launched Chromium');
       },
       onDisconnect: (browser) => {
         crashes += 1;
-        log.warn({ pid: browser.process()?.pid }, 'Lost Chromium; the next capture relaunches it');
+        log.warn({ pid: browser.process()?.pid }, 'Lost Chromium; a new one takes the next captures');
       },
+      onRecycle: (browser, reason) => log.info({ pid: browser.process()?.pid, reason }, 'Recycling Chromium'),
       preparePage: prepareCapturePage,
+      recycleAfterCaptures: config.recycleAfterCaptures,
+      memoryLimitBytes: config.browserMemoryLimitBytes,
     }),
     maxConcurrency: config.concurrency,
     puppeteer,
-    puppeteerOptions: chromiumLaunchOptions(config),
-    timeout: config.captureTimeoutMs,
+    puppeteerOptions: chromiumLaunchOptions(config, { proxyPort: proxy.port }),
+    // Only a backstop: each capture's own deadline aborts it first, and a browser that ignores the
+    // abort is killed HANG_GRACE_MS later.
+    timeout: config.captureTimeoutMs + 2 * HANG_GRACE_MS,
     retryLimit: 0,
     workerCreationDelay: 0,
     monitor: false,
@@ -89,69 +148,129 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
     longRequestMs: 3000,
     settleHints: new SettleHints(),
   };
-  const task = async ({ page, data }: { page: Page; data: CaptureJob }) => {
-    const { signal } = data;
-    signal?.throwIfAborted();
-    const capture = capturePage(page, data.request, limits, undefined, signal);
-    if (!signal) return capture;
-    // page.goto ignores its signal while the first response is pending. Ending the job at once on
-    // abort hands the page back, and the used context is then closed, which ends whatever the page
-    // was doing: a cancelled capture frees its slot now, not when the page finally answers.
-    capture.catch(() => undefined);
-    let onAbort = () => {};
-    const aborted = new Promise<never>((_resolve, reject) => {
-      onAbort = () => reject(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-    try {
-      return await Promise.race([capture, aborted]);
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
-  };
+  const task = ({ page, data }: { page: Page; data: CaptureJob }) => runCapture(page, data, guard, limits, log);
 
   // Start every worker now, so each holds a warm context before the first request arrives.
   await Promise.all(Array.from({ length: config.concurrency }, () => cluster.execute(async () => undefined as never)));
   ready = true;
-  log.info({ concurrency: config.concurrency }, 'Started the browser pool');
+  log.info({ concurrency: config.concurrency, queueLimit: config.queueLimit, proxyPort: proxy.port }, 'Started the browser pool');
+
+  // An aborted job that has not let go of its slot HANG_GRACE_MS later is stuck in a browser that no
+  // longer answers, possibly before it even got a page: that browser is killed and replaced.
+  const killIfStillBusy = (done: Promise<void>, data: CaptureJob) => {
+    const timer = setTimeout(() => {
+      const browser = data.page?.browser() ?? latestBrowser;
+      log.warn({ pid: browser?.process()?.pid }, 'Chromium did not let go of an aborted capture; killing it');
+      if (browser) killProcessGroup(browser);
+    }, HANG_GRACE_MS);
+    void done.finally(() => clearTimeout(timer));
+  };
+
+  const deadlineError = () =>
+    new NavigationTimeout(`Navigation timeout: the capture did not finish within ${config.captureTimeoutMs} ms, time queued included`);
 
   return {
     isReady: () => ready && !closing,
 
     stats: () => ({
       capacity: config.concurrency,
-      inFlight: Math.min(inFlight, config.concurrency),
-      queued: Math.max(0, inFlight - config.concurrency),
+      inFlight: admission.running(),
+      queued: admission.queued(),
       browserRestarts: Math.max(0, launches - 1),
       browserCrashes: crashes,
     }),
 
     async capture(request: CaptureRequest, options: CaptureOptions = {}): Promise<CaptureResult> {
       if (closing) throw new CaptureFailed('Screenshot generation failed: the renderer is shutting down');
-      inFlight += 1;
+      // One signal for both ways a capture ends early: its deadline, counted from now, or its client.
+      const abort = new AbortController();
+      const deadline = setTimeout(() => abort.abort(deadlineError()), config.captureTimeoutMs);
+      const onClientGone = () => abort.abort(options.signal?.reason);
+      if (options.signal?.aborted) onClientGone();
+      options.signal?.addEventListener('abort', onClientGone, { once: true });
       try {
-        return await cluster.execute({ request, signal: options.signal }, task);
+        // Checked before queueing, so a blocked URL gets its precise error and never takes a slot.
+        await guard.checkUrl(request.url);
+        const slot = await admission.acquire(abort.signal);
+        const started = performance.now();
+        const data: CaptureJob = { request, signal: abort.signal };
+        const job = cluster.execute(data, task);
+        // The slot stays taken until the browser is really done, even when the client was answered early.
+        const done = job.then(
+          () => slot.release(performance.now() - started),
+          () => slot.release(performance.now() - started),
+        );
+        abort.signal.addEventListener('abort', () => killIfStillBusy(done, data), { once: true });
+        return await untilAborted(job, abort.signal);
       } catch (err) {
-        if (options.signal?.aborted) throw options.signal.reason;
+        if (abort.signal.aborted) throw abort.signal.reason;
         if (err instanceof HttpError) throw err;
-        // puppeteer-cluster's own deadline (captureTimeoutMs) rejects with "Timeout hit: <ms>".
-        if (/^Timeout hit/.test(String((err as Error)?.message))) {
-          throw new NavigationTimeout('Navigation timeout: the page took too long to load or respond');
-        }
+        // puppeteer-cluster's backstop rejects with "Timeout hit: <ms>".
+        if (/^Timeout hit/.test(String((err as Error)?.message))) throw deadlineError();
         log.error({ err, host: hostOf(request.url) }, 'Capture failed');
         throw new CaptureFailed();
       } finally {
-        inFlight -= 1;
+        clearTimeout(deadline);
+        options.signal?.removeEventListener('abort', onClientGone);
       }
     },
 
-    async close(): Promise<void> {
+    close(): Promise<void> {
       closing = true;
-      await cluster.idle();
-      await cluster.close();
-      log.info('Closed the browser pool');
+      closed ??= (async () => {
+        await cluster.idle();
+        await cluster.close();
+        await proxy.close();
+        log.info('Closed the browser pool');
+      })();
+      return closed;
     },
   };
+}
+
+/** One capture on a worker's fresh page: stops the page when the capture is aborted, and kills a browser that hangs. */
+async function runCapture(
+  page: Page,
+  job: CaptureJob,
+  guard: NetworkGuard,
+  limits: CaptureLimits,
+  log: Logger,
+): Promise<CaptureResult> {
+  job.page = page;
+  job.signal.throwIfAborted();
+  // Closing the page stops its work. A browser that cannot even do that within HANG_GRACE_MS is
+  // hung, and is killed so that the pool launches a fresh one.
+  const onAbort = () => {
+    const hangTimer = setTimeout(() => {
+      log.warn({ pid: page.browser().process()?.pid }, 'Chromium did not respond to an aborted capture; killing it');
+      killProcessGroup(page.browser());
+    }, HANG_GRACE_MS);
+    const responded = () => clearTimeout(hangTimer);
+    page.close().then(responded, () => (page.browser().connected ? undefined : responded()));
+  };
+  job.signal.addEventListener('abort', onAbort, { once: true });
+  const navigations = watchMainFrame(page, job.request.url, guard);
+  try {
+    const result = await capturePage(page, job.request, limits, undefined, job.signal).catch(async (err: unknown) => {
+      throw (await navigations.failure()) ?? err;
+    });
+    const failure = await navigations.failure();
+    if (failure) throw failure;
+    return result;
+  } finally {
+    navigations.stop();
+    job.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Settles with `work`, or rejects with the signal's reason as soon as it aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function hostOf(url: string): string | undefined {

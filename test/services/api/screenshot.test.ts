@@ -48,10 +48,11 @@ describe('POST /screenshot (self-hosted, real Chromium)', () => {
     it('mobile emulates a phone: a mobile user agent and touch support', async () => {
       const renderer = await sharedRenderer();
       // The page reports what it sees by painting: green when the UA says iPhone and touch exists.
-      const probe = `data:text/html,${encodeURIComponent(
-        '<body style="margin:0"><script>document.body.style.background = /iPhone/.test(navigator.userAgent) && navigator.maxTouchPoints > 0 ? "#00ff00" : "#ff0000"; document.body.style.height="100vh"</script>',
-      )}`;
-      // data: URLs are not accepted by the API, so this goes to the renderer directly.
+      const probe = fixtures.url(
+        `/echo?html=${encodeURIComponent(
+          '<body style="margin:0"><script>document.body.style.background = /iPhone/.test(navigator.userAgent) && navigator.maxTouchPoints > 0 ? "#00ff00" : "#ff0000"; document.body.style.height="100vh"</script>',
+        )}`,
+      );
       const result = await renderer.capture({ url: probe, quality: 'mobile', fullPage: false, removeAds: false });
       const image = decodeDataUri(`data:image/png;base64,${result.png.toString('base64')}`);
       expect(image.rgb(100, 100)).to.deep.equal(GREEN);

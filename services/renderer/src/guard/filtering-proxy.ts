@@ -1,0 +1,188 @@
+import http from 'node:http';
+import net from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Logger } from '../../../../lib/logger.ts';
+import { Forbidden } from '../../../../lib/errors.ts';
+import type { NetworkGuard } from './network-guard.ts';
+
+/**
+ * The loopback forward proxy every Chromium of the pool is launched behind. Chromium sends it all
+ * its traffic: plain HTTP as absolute-form requests, HTTPS and WebSockets as CONNECT tunnels. For
+ * each, the proxy resolves the host itself, checks every address with the guard, and connects to
+ * the address it checked, so DNS rebinding cannot swap it afterwards.
+ */
+export interface FilteringProxy {
+  port: number;
+  /** Requests and tunnels refused so far. */
+  blocked(): number;
+  close(): Promise<void>;
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const BLOCKED_BODY = 'Blocked by the Viewfinder network guard\n';
+
+/**
+ * A plain-HTTP request the proxy could not forward still gets an answer (Chromium shows any proxy
+ * answer as the page), so the answer names the Chromium net error the capture should report.
+ */
+export const UPSTREAM_ERROR_HEADER = 'x-viewfinder-upstream-error';
+
+const NET_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'ERR_CONNECTION_REFUSED',
+  ECONNRESET: 'ERR_CONNECTION_RESET',
+  ETIMEDOUT: 'ERR_CONNECTION_TIMED_OUT',
+  EHOSTUNREACH: 'ERR_ADDRESS_UNREACHABLE',
+  ENETUNREACH: 'ERR_ADDRESS_UNREACHABLE',
+};
+
+function netErrorOf(err: NodeJS.ErrnoException): string {
+  return NET_ERRORS[err.code ?? ''] ?? 'ERR_CONNECTION_FAILED';
+}
+
+function failUpstream(res: http.ServerResponse, netError: string): void {
+  res.writeHead(502, { 'content-type': 'text/plain', [UPSTREAM_ERROR_HEADER]: netError }).end(`net::${netError}\n`);
+}
+
+export async function startFilteringProxy(guard: NetworkGuard, logger: Logger): Promise<FilteringProxy> {
+  const log = logger.child({ component: 'network-guard' });
+  let blockedCount = 0;
+  // Keep-alive towards origins: the agent pools sockets by the pinned address, never by name.
+  const agent = new http.Agent({ keepAlive: true, scheduling: 'lifo', timeout: 30_000 });
+
+  const refuse = (host: string, err: unknown) => {
+    blockedCount += 1;
+    log.info({ host, reason: (err as Error).message }, 'Blocked a request from the browser');
+  };
+
+  const server = http.createServer(async (req, res) => {
+    const target = URL.parse(req.url ?? '');
+    if (!target || target.protocol !== 'http:') {
+      // Only absolute-form http:// reaches a forward proxy; anything else is not ours to serve.
+      res.writeHead(403, { 'content-type': 'text/plain', connection: 'close' }).end(BLOCKED_BODY);
+      return;
+    }
+    let destination;
+    try {
+      destination = await guard.resolve(target.hostname);
+    } catch (err) {
+      req.resume();
+      if (!(err instanceof Forbidden)) {
+        failUpstream(res, 'ERR_NAME_NOT_RESOLVED');
+        return;
+      }
+      refuse(target.hostname, err);
+      res.writeHead(403, { 'content-type': 'text/plain' }).end(BLOCKED_BODY);
+      return;
+    }
+    const upstream = http.request({
+      host: destination.address,
+      family: destination.family,
+      port: Number(target.port || 80),
+      method: req.method,
+      path: `${target.pathname}${target.search}`,
+      headers: forwardHeaders(req.headers),
+      agent,
+      setHost: false,
+    });
+    upstream.on('response', (upstreamRes) => {
+      res.writeHead(upstreamRes.statusCode ?? 502, forwardHeaders(upstreamRes.headers));
+      upstreamRes.pipe(res);
+    });
+    upstream.on('error', (err: NodeJS.ErrnoException) => {
+      if (!res.headersSent) failUpstream(res, netErrorOf(err));
+      else res.destroy();
+    });
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    req.pipe(upstream);
+  });
+
+  // HTTPS, wss:// and ws:// (Chromium tunnels WebSockets through CONNECT too).
+  server.on('connect', (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
+    const authority = req.url ?? '';
+    const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(authority);
+    if (!match) {
+      client.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    const [, host = '', port = ''] = match;
+    tunnel(host, Number(port), client, head, 'HTTP/1.1 200 Connection Established\r\n\r\n');
+  });
+
+  // A WebSocket upgrade sent to the proxy in absolute form: forward the handshake as is.
+  server.on('upgrade', (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
+    const target = URL.parse(req.url ?? '');
+    if (!target || (target.protocol !== 'http:' && target.protocol !== 'ws:')) {
+      client.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    const headerLines = Object.entries(req.headers)
+      .filter(([name]) => !name.startsWith('proxy-'))
+      .flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((item) => `${name}: ${item}`));
+    const handshake = `${req.method} ${target.pathname}${target.search} HTTP/1.1\r\n${headerLines.join('\r\n')}\r\n\r\n`;
+    tunnel(target.hostname, Number(target.port || 80), client, Buffer.concat([Buffer.from(handshake), head]), undefined);
+  });
+
+  // Tunnels leave the HTTP server's bookkeeping, so close() ends them from here.
+  const tunnels = new Set<Duplex>();
+
+  function tunnel(host: string, port: number, client: Duplex, head: Buffer, established: string | undefined): void {
+    tunnels.add(client);
+    client.on('error', () => client.destroy());
+    client.once('close', () => tunnels.delete(client));
+    guard.resolve(host).then(
+      (destination) => {
+        if (client.destroyed) return;
+        const upstream = net.connect({ host: destination.address, port, family: destination.family });
+        let connected = false;
+        upstream.setNoDelay(true);
+        upstream.once('connect', () => {
+          connected = true;
+          if (established) client.write(established);
+          if (head.length > 0) upstream.write(head);
+          upstream.pipe(client);
+          client.pipe(upstream);
+        });
+        upstream.on('error', () => {
+          if (established && !connected) client.end('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n');
+          else client.destroy();
+        });
+        client.on('close', () => upstream.destroy());
+      },
+      (err: unknown) => {
+        if (err instanceof Forbidden) refuse(host, err);
+        client.end(`HTTP/1.1 ${err instanceof Forbidden ? '403 Forbidden' : '502 Bad Gateway'}\r\nConnection: close\r\n\r\n`);
+      },
+    );
+  }
+
+  server.on('clientError', (_err, socket) => socket.destroy());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  log.debug({ port }, 'Started the filtering proxy');
+
+  return {
+    port,
+    blocked: () => blockedCount,
+    close: () =>
+      new Promise<void>((resolve) => {
+        agent.destroy();
+        for (const socket of tunnels) socket.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function forwardHeaders(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+  const forwarded: http.OutgoingHttpHeaders = {};
+  const connectionListed = String(headers.connection ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase());
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || connectionListed.includes(name)) continue;
+    forwarded[name] = value;
+  }
+  return forwarded;
+}
