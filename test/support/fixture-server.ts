@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serveRemoveAdsFixture } from './consent-fixtures.ts';
 
 /**
  * A loopback web server with pages of known geometry and colours, for render tests and the bench.
@@ -75,6 +76,7 @@ function render(url: URL, res: http.ServerResponse): void {
     }
 
     default:
+      if (serveRemoveAdsFixture(url, res)) return;
       return html(404, page('<h1>not found</h1>'));
   }
 }

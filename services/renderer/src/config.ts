@@ -1,5 +1,6 @@
 import os from 'node:os';
-import { readBool, readInt, readList, readString, type Env } from '../../../lib/env.ts';
+import path from 'node:path';
+import { readBool, readInt, readList, readOptionalString, readString, type Env } from '../../../lib/env.ts';
 import { parseNetworkAllowlist, type NetworkAllowlist } from '../../../lib/network-allowlist.ts';
 
 export interface RendererConfig {
@@ -14,6 +15,10 @@ export interface RendererConfig {
   /** Cap on a full-page PNG's height, in image pixels. */
   fullPageMaxHeight: number;
   networkAllowlist: NetworkAllowlist;
+  /** Where Debian's uBlock Origin package puts EasyList, EasyPrivacy and uBlock's own lists. */
+  filterListsDir: string;
+  /** Where the parsed ad-blocking engine is cached between starts. */
+  adblockCacheDir: string;
 }
 
 const MIB = 1024 * 1024;
@@ -23,6 +28,14 @@ const MEMORY_PER_CAPTURE = 512 * MIB;
 export function defaultConcurrency(): number {
   const byMemory = Math.floor(os.totalmem() / MEMORY_PER_CAPTURE);
   return Math.max(1, Math.min(os.availableParallelism(), byMemory));
+}
+
+export const DEBIAN_UBLOCK_ASSETS = '/usr/share/chromium/extensions/ublock-origin/assets';
+
+/** The XDG cache directory, as a desktop tool would use it; a container mounts a volume or sets ADBLOCK_CACHE_DIR. */
+function defaultCacheDir(env: Env): string {
+  const base = readOptionalString(env, 'XDG_CACHE_HOME') ?? path.join(readString(env, 'HOME', os.homedir()), '.cache');
+  return path.join(base, 'viewfinder');
 }
 
 export function loadRendererConfig(env: Env): RendererConfig {
@@ -37,5 +50,7 @@ export function loadRendererConfig(env: Env): RendererConfig {
     captureTimeoutMs: readInt(env, 'CAPTURE_TIMEOUT_MS', navigationTimeoutMs + 8000 + 15_000, { min: 2000 }),
     fullPageMaxHeight: readInt(env, 'FULL_PAGE_MAX_HEIGHT', 16_384, { min: 100, max: 32_768 }),
     networkAllowlist: parseNetworkAllowlist(readList(env, 'PRIVATE_NETWORK_ALLOWLIST')),
+    filterListsDir: readString(env, 'FILTER_LISTS_DIR', DEBIAN_UBLOCK_ASSETS),
+    adblockCacheDir: readString(env, 'ADBLOCK_CACHE_DIR', defaultCacheDir(env)),
   };
 }

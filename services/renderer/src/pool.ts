@@ -4,6 +4,7 @@ import { CaptureFailed, HttpError, NavigationTimeout } from '../../../lib/errors
 import type { Logger } from '../../../lib/logger.ts';
 import { capturePage, emulateProfile } from './capture/capture-page.ts';
 import { PROFILES } from './capture/profiles.ts';
+import { createPageCleaner } from './capture/remove-ads/page-cleaner.ts';
 import type { RendererConfig } from './config.ts';
 import type { CaptureOptions, CaptureRequest, CaptureResult, Renderer } from './renderer.ts';
 import { warmContextConcurrency } from './warm-context-concurrency.ts';
@@ -56,6 +57,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
   let crashes = 0;
   let inFlight = 0;
 
+  const cleaner = await createPageCleaner(config, logger);
   const cluster: Cluster<CaptureJob, CaptureResult> = await Cluster.launch({
     concurrency: warmContextConcurrency({
       onLaunch: (browser) => {
@@ -80,7 +82,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
   const limits = { navigationTimeoutMs: config.navigationTimeoutMs, fullPageMaxHeight: config.fullPageMaxHeight };
   const task = ({ page, data }: { page: Page; data: CaptureJob }) => {
     data.signal?.throwIfAborted();
-    return capturePage(page, data.request, limits, undefined, data.signal);
+    return capturePage(page, data.request, limits, cleaner, data.signal);
   };
 
   // Start every worker now, so each holds a warm context before the first request arrives.
