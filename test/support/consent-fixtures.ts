@@ -64,10 +64,12 @@ const PAGES: Record<string, () => string> = {
     }),
 
   // vanilla-cookieconsent 3: a "box" consent modal, bottom right, with a "Reject all" button.
+  // hideFromBots is off, or the library would stay silent for a browser that says it is automated.
   '/consent/vanilla-cookieconsent': () =>
     layout({
       head: `<link rel="stylesheet" href="/vendor/vanilla-cookieconsent.css"><script defer src="/vendor/vanilla-cookieconsent.js"></script>
         <script>addEventListener('DOMContentLoaded', () => CookieConsent.run({
+          hideFromBots: false,
           guiOptions: { consentModal: { layout: 'box', position: 'bottom right' } },
           categories: { necessary: { enabled: true, readOnly: true }, analytics: {} },
           language: { default: 'en', translations: { en: {
