@@ -20,6 +20,9 @@ import { page } from './fixture-server.ts';
 export const BACKGROUND: readonly [number, number, number] = [244, 232, 193];
 export const NAV_COLOUR: readonly [number, number, number] = [27, 58, 107];
 export const CONTENT_COLOUR: readonly [number, number, number] = [46, 139, 87];
+/** CONSENT_STATE turns this colour once the library has stored a refusal, and ACCEPTED_COLOUR for a consent. */
+export const REFUSED_COLOUR: readonly [number, number, number] = [128, 0, 128];
+export const ACCEPTED_COLOUR: readonly [number, number, number] = [255, 140, 0];
 
 export interface Region {
   x: number;
@@ -31,6 +34,7 @@ export const NAV: Region = { x: 0, y: 0, width: 1280, height: 60 };
 export const CONTENT: Region = { x: 40, y: 100, width: 600, height: 300 };
 export const AD_COLUMN: Region = { x: 900, y: 80, width: 340, height: 460 };
 export const BANNER_CORNER: Region = { x: 940, y: 620, width: 320, height: 80 };
+export const CONSENT_STATE: Region = { x: 40, y: 440, width: 60, height: 40 };
 
 const VENDOR_FILES: Record<string, { file: string; type: string }> = {
   '/vendor/klaro.js': { file: 'klaro/dist/klaro.js', type: 'text/javascript' },
@@ -44,10 +48,27 @@ const NODE_MODULES = path.resolve(import.meta.dirname, '../../node_modules');
 const LAYOUT_STYLE = `body{background:rgb(${BACKGROUND});font:16px/1.4 sans-serif;height:1400px}
   #site-nav{position:sticky;top:0;z-index:1000;height:${NAV.height}px;background:rgb(${NAV_COLOUR})}
   main{position:absolute;left:${CONTENT.x}px;top:${CONTENT.y}px;width:${CONTENT.width}px;height:${CONTENT.height}px;background:rgb(${CONTENT_COLOUR})}
-  aside{position:absolute;left:${AD_COLUMN.x}px;top:${AD_COLUMN.y}px;width:${AD_COLUMN.width}px}`;
+  aside{position:absolute;left:${AD_COLUMN.x}px;top:${AD_COLUMN.y}px;width:${AD_COLUMN.width}px}
+  #consent-state{position:absolute;left:${CONSENT_STATE.x}px;top:${CONSENT_STATE.y}px;width:${CONSENT_STATE.width}px;height:${CONSENT_STATE.height}px}`;
+
+/**
+ * Paints CONSENT_STATE from the consent cookie the library writes, so that a capture shows whether
+ * the banner was answered, and how: `decide(cookies)` returns 'refused', 'accepted' or undefined.
+ */
+function consentStateProbe(decide: string): string {
+  return `<script>addEventListener('DOMContentLoaded', () => {
+    const box = document.getElementById('consent-state');
+    const colours = { refused: 'rgb(${REFUSED_COLOUR})', accepted: 'rgb(${ACCEPTED_COLOUR})' };
+    let shown;
+    setInterval(() => {
+      const state = (${decide})(document.cookie);
+      if (state && state !== shown) box.style.background = colours[(shown = state)];
+    }, 50);
+  });</script>`;
+}
 
 function layout(extra: { head?: string; aside?: string; after?: string } = {}): string {
-  return page(`<nav id="site-nav"></nav><main></main><aside>${extra.aside ?? ''}</aside>${extra.after ?? ''}`, {
+  return page(`<nav id="site-nav"></nav><main></main><div id="consent-state"></div><aside>${extra.aside ?? ''}</aside>${extra.after ?? ''}`, {
     style: LAYOUT_STYLE,
     head: extra.head ?? '',
   });
@@ -60,7 +81,9 @@ const PAGES: Record<string, () => string> = {
       head: `<script>window.klaroConfig = { version: 1, elementID: 'klaro', storageMethod: 'cookie', acceptAll: true,
         hideDeclineAll: false, mustConsent: false, noticeAsModal: false,
         services: [{ name: 'analytics', title: 'Analytics', purposes: ['analytics'] }] };</script>
-        <script defer src="/vendor/klaro.js"></script>`,
+        <script defer src="/vendor/klaro.js"></script>${consentStateProbe(
+          `(c) => { const m = /(?:^|; )klaro=([^;]*)/.exec(c); if (m) return JSON.parse(decodeURIComponent(m[1])).analytics ? 'accepted' : 'refused'; }`,
+        )}`,
     }),
 
   // vanilla-cookieconsent 3: a "box" consent modal, bottom right, with a "Reject all" button.
@@ -76,7 +99,9 @@ const PAGES: Record<string, () => string> = {
             consentModal: { title: 'We use cookies', description: 'Cookies help us deliver this site.',
               acceptAllBtn: 'Accept all', acceptNecessaryBtn: 'Reject all', showPreferencesBtn: 'Manage preferences' },
             preferencesModal: { title: 'Cookie preferences', acceptAllBtn: 'Accept all', acceptNecessaryBtn: 'Reject all',
-              savePreferencesBtn: 'Save preferences', sections: [] } } } } }));</script>`,
+              savePreferencesBtn: 'Save preferences', sections: [] } } } } }));</script>${consentStateProbe(
+          `(c) => { const m = /(?:^|; )cc_cookie=([^;]*)/.exec(c); if (m) return JSON.parse(decodeURIComponent(m[1])).categories.includes('analytics') ? 'accepted' : 'refused'; }`,
+        )}`,
     }),
 
   // Osano's cookieconsent 3: a floating black banner, bottom right, of the opt-out kind ("Decline").
@@ -86,7 +111,9 @@ const PAGES: Record<string, () => string> = {
         <script>addEventListener('load', () => window.cookieconsent.initialise({
           type: 'opt-out', position: 'bottom-right',
           palette: { popup: { background: '#000000', text: '#ffffff' }, button: { background: '#f1d600', text: '#000000' } },
-          content: { message: 'This website uses cookies to ensure you get the best experience on our website.' } }));</script>`,
+          content: { message: 'This website uses cookies to ensure you get the best experience on our website.' } }));</script>${consentStateProbe(
+          `(c) => { const m = /(?:^|; )cookieconsent_status=([^;]*)/.exec(c); if (m) return m[1] === 'deny' ? 'refused' : 'accepted'; }`,
+        )}`,
     }),
 
   // Ads three ways: markup EasyList hides by class and id, an image and a script from paths it blocks.

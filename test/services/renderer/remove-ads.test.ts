@@ -4,14 +4,16 @@ import {
   AD_COLUMN,
   BACKGROUND,
   BANNER_CORNER,
+  CONSENT_STATE,
   CONTENT,
   CONTENT_COLOUR,
   NAV,
   NAV_COLOUR,
+  REFUSED_COLOUR,
   type Region,
 } from '../../support/consent-fixtures.ts';
 import { startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
-import { decodeDataUri, sharedRenderer, type DecodedImage } from '../../support/harness.ts';
+import { decodeDataUri, sharedRenderer, startRenderer, testConfig, type DecodedImage } from '../../support/harness.ts';
 import { differingPixels, shareOfColour } from '../../support/image-regions.ts';
 
 const RED: [number, number, number] = [224, 0, 0];
@@ -111,6 +113,14 @@ describe('removeAds (real Chromium, real filter lists and consent libraries)', f
         expect(shareOfColour(pair.cleaned, BANNER_CORNER, BACKGROUND)).to.equal(1);
       });
 
+      it('with removeAds:true, it was answered with a refusal, which the library stored', () => {
+        expect(shareOfColour(pair.cleaned, CONSENT_STATE, REFUSED_COLOUR)).to.equal(1);
+      });
+
+      it('with removeAds:false, nobody answered it', () => {
+        expect(shareOfColour(pair.untouched, CONSENT_STATE, BACKGROUND)).to.equal(1);
+      });
+
       itKeepsTheContentAndTheNavBar(() => pair);
     });
   }
@@ -142,6 +152,25 @@ describe('removeAds (real Chromium, real filter lists and consent libraries)', f
       const whole: Region = { x: 0, y: 0, width: 1280, height: 720 };
       expect(shareOfColour(pair.untouched, CONTENT, CONTENT_COLOUR)).to.equal(1);
       expect(differingPixels(pair.untouched, pair.cleaned, whole)).to.equal(0);
+    });
+  });
+
+  describe('without filter lists installed (the documented fallback)', () => {
+    let withoutLists: Renderer;
+    before(async () => {
+      withoutLists = await startRenderer(testConfig({ FILTER_LISTS_DIR: '/nonexistent/ublock-origin/assets', RENDER_CONCURRENCY: '1' }));
+    });
+
+    it('starts, and still answers consent banners', async () => {
+      const pair = await captureBoth(withoutLists, server.url('/consent/klaro'), 1000);
+      expect(shareOfColour(pair.cleaned, BANNER_CORNER, BACKGROUND)).to.equal(1);
+      expect(shareOfColour(pair.cleaned, CONSENT_STATE, REFUSED_COLOUR)).to.equal(1);
+    });
+
+    it('leaves ads in place, since nothing names them', async () => {
+      const pair = await captureBoth(withoutLists, adServer.url('/ads'));
+      expect(shareOfColour(pair.cleaned, AD_BY_CLASS, RED)).to.equal(1);
+      expect(shareOfColour(pair.cleaned, AD_SCRIPT_SLOT, RED)).to.equal(1);
     });
   });
 });
