@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -120,8 +120,9 @@ async function readCachedEngine(cacheFile: string, log: Logger): Promise<Puppete
 
 async function writeCachedEngine(cacheFile: string, bytes: Uint8Array, log: Logger): Promise<void> {
   const dir = path.dirname(cacheFile);
-  // Written beside its final name and renamed, so a crash mid-write never leaves a torn cache behind.
-  const partial = `${cacheFile}.${process.pid}.partial`;
+  // Written beside its final name and renamed, so that neither a crash mid-write nor two pools
+  // starting at once (each parses, each writes) can leave a torn cache behind.
+  const partial = `${cacheFile}.${randomUUID()}.partial`;
   try {
     await mkdir(dir, { recursive: true });
     await writeFile(partial, bytes);
