@@ -7,6 +7,8 @@ import { Request } from '@ghostery/adblocker-puppeteer';
 import { createLogger, type Logger } from '../../../lib/logger.ts';
 import { FILTER_LISTS, loadAdblockEngine, type AdblockEngine } from '../../../services/renderer/src/capture/remove-ads/adblock-engine.ts';
 import { DEBIAN_UBLOCK_ASSETS } from '../../../services/renderer/src/config.ts';
+import { createChromiumRenderer } from '../../../services/renderer/src/pool.ts';
+import { testConfig } from '../../support/harness.ts';
 
 /** A logger whose lines the test can read. */
 function recordingLogger(): { log: Logger; lines: () => Array<Record<string, unknown>> } {
@@ -114,5 +116,19 @@ describe('the ad-blocking engine: parsed once, cached on disk', () => {
     for (const list of FILTER_LISTS) {
       expect((await stat(path.join(DEBIAN_UBLOCK_ASSETS, list))).size, list).to.be.above(1000);
     }
+  });
+
+  it('a service started twice on the same cache folder parses Debian\'s lists once, then reads the cache', async function () {
+    this.timeout(120_000);
+    const config = testConfig({ ADBLOCK_CACHE_DIR: cacheDir, RENDER_CONCURRENCY: '1' }).renderer;
+    const sources: unknown[] = [];
+    for (let start = 0; start < 2; start += 1) {
+      const { log, lines } = recordingLogger();
+      const renderer = await createChromiumRenderer(config, log);
+      await renderer.close();
+      sources.push(lines().find((line) => line.msg === 'Loaded the ad-blocking engine')?.source);
+    }
+    expect(sources).to.deep.equal(['parsed', 'cache']);
+    expect((await readdir(cacheDir)).filter((name) => name.endsWith('.bin'))).to.have.length(1);
   });
 });

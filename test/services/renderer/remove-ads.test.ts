@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import request from 'supertest';
 import type { Renderer } from '../../../services/renderer/src/renderer.ts';
 import {
   AD_COLUMN,
@@ -13,7 +14,7 @@ import {
   type Region,
 } from '../../support/consent-fixtures.ts';
 import { startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
-import { decodeDataUri, sharedRenderer, startRenderer, testConfig, type DecodedImage } from '../../support/harness.ts';
+import { appWith, decodeDataUri, sharedRenderer, startRenderer, testConfig, type DecodedImage } from '../../support/harness.ts';
 import { differingPixels, shareOfColour } from '../../support/image-regions.ts';
 
 const RED: [number, number, number] = [224, 0, 0];
@@ -90,6 +91,15 @@ describe('removeAds (real Chromium, real filter lists and consent libraries)', f
     });
 
     itKeepsTheContentAndTheNavBar(() => pair);
+
+    it('is what POST /screenshot does when the request does not mention removeAds', async () => {
+      const response = await request(appWith(renderer).callback())
+        .post('/screenshot')
+        .set('Content-Type', 'application/json')
+        .send({ url: adServer.url('/ads') });
+      expect(response.status, JSON.stringify(response.body).slice(0, 200)).to.equal(200);
+      expect(shareOfColour(decodeDataUri(response.body.image), AD_COLUMN, BACKGROUND)).to.equal(1);
+    });
   });
 
   const libraries = [
