@@ -1,10 +1,11 @@
 import type { Page } from 'puppeteer-core';
 
-/**
+/*
  * The generic pass, for what the filter lists and the consent rules left: newsletter modals,
  * paywall and app-install interstitials, homemade cookie walls, the backdrops behind them, and the
  * scroll lock they put on the page.
  */
+
 export interface OverlaySweepResult {
   removed: number;
   unlocked: boolean;
@@ -13,10 +14,10 @@ export interface OverlaySweepResult {
 export const OVERLAY_LIMITS = {
   /** An overlay covers at least this share of the viewport (or is a dialog); a sticky header or a sidebar covers less. */
   minViewportShare: 0.3,
-  /** An overlay this large is a backdrop: what floats above it, away from the top edge, is its modal. */
-  backdropViewportShare: 0.9,
   /** And sits at this z-index or above (Tailwind's highest utility is z-50; modal libraries use 1000+). */
   minZIndex: 10,
+  /** An overlay this large is a backdrop: what floats above it, away from the top edge, is its modal. */
+  backdropViewportShare: 0.9,
   /** An element holding at least this share of the page's text is the page itself (an app shell), not an overlay... */
   maxTextShare: 0.5,
   /** ...once the page has at least this much text; a page with little text is mostly its banner's. */
@@ -34,7 +35,7 @@ export function sweepOverlays(page: Page): Promise<OverlaySweepResult> {
  * that holds the page's main content or navigation. Then lifts `overflow: hidden` from html and body.
  * Self-contained: it is serialized into the page.
  */
-export function sweepOverlaysInPage(limits: typeof OVERLAY_LIMITS): OverlaySweepResult {
+function sweepOverlaysInPage(limits: typeof OVERLAY_LIMITS): OverlaySweepResult {
   const viewportArea = window.innerWidth * window.innerHeight;
   const body = document.body;
   if (!body || viewportArea === 0) return { removed: 0, unlocked: false };
