@@ -100,7 +100,8 @@ const PAGES: Record<string, () => string> = {
               acceptAllBtn: 'Accept all', acceptNecessaryBtn: 'Reject all', showPreferencesBtn: 'Manage preferences' },
             preferencesModal: { title: 'Cookie preferences', acceptAllBtn: 'Accept all', acceptNecessaryBtn: 'Reject all',
               savePreferencesBtn: 'Save preferences', sections: [] } } } } }));</script>${consentStateProbe(
-          `(c) => { const m = /(?:^|; )cc_cookie=([^;]*)/.exec(c); if (m) return JSON.parse(decodeURIComponent(m[1])).categories.includes('analytics') ? 'accepted' : 'refused'; }`,
+          `(c) => { const m = /(?:^|; )cc_cookie=([^;]*)/.exec(c);
+            if (m) return JSON.parse(decodeURIComponent(m[1])).categories.includes('analytics') ? 'accepted' : 'refused'; }`,
         )}`,
     }),
 

@@ -77,9 +77,8 @@ describe('removeAds generic pass: overlays and scroll locks', function () {
   });
 
   it('keeps an app shell that holds <main>, but removes a modal inside it', async () => {
-    const result = await sweep(
-      fixed('app', 'inset:0;overflow:auto;z-index:20;background:#fff', '<main id="main">content</main>' + fixed('promo', 'left:200px;top:100px;width:800px;height:400px;z-index:50', 'Install our app', 'aria-modal="true"')),
-    );
+    const promo = fixed('promo', 'left:200px;top:100px;width:800px;height:400px;z-index:50', 'Install our app', 'aria-modal="true"');
+    const result = await sweep(fixed('app', 'inset:0;overflow:auto;z-index:20;background:#fff', `<main id="main">content</main>${promo}`));
     expect(result.left).to.include.members(['app', 'main']);
     expect(result.left).to.not.include('promo');
   });

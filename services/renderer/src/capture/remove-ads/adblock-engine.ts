@@ -56,7 +56,8 @@ export async function loadAdblockEngine({ listsDir, cacheDir, log }: AdblockEngi
   if (lists.length === 0) {
     log.warn(
       { listsDir, expected: FILTER_LISTS },
-      'Found no filter lists: removeAds will not block ads or trackers, only consent banners and overlays (install webext-ublock-origin-chromium or set FILTER_LISTS_DIR)',
+      'Found no filter lists: removeAds will not block ads or trackers, only consent banners and overlays ' +
+        '(install webext-ublock-origin-chromium or set FILTER_LISTS_DIR)',
     );
     return undefined;
   }

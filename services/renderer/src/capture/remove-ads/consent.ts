@@ -73,10 +73,11 @@ export async function enableConsentHandling(page: Page, scripts: ConsentScripts)
   await page.evaluateOnNewDocument(scripts.source);
   return {
     async settle(timeoutMs) {
+      type Settled = (timeoutMs: number) => Promise<boolean>;
       const outcomes = await Promise.all(
         page.frames().map((frame) =>
           frame
-            .evaluate((name, timeout) => (window as unknown as Record<string, (t: number) => Promise<boolean>>)[name]?.(timeout) ?? false, SETTLED, timeoutMs)
+            .evaluate((name, timeout) => (window as unknown as Record<string, Settled | undefined>)[name]?.(timeout) ?? false, SETTLED, timeoutMs)
             .catch(() => false),
         ),
       );
