@@ -1,23 +1,10 @@
 import { extractFeaturesFromDOM } from '@ghostery/adblocker-content';
-import { Request, type PuppeteerBlocker } from '@ghostery/adblocker-puppeteer';
-import type { Frame, Page } from 'puppeteer-core';
-
-/**
- * Puppeteer's cooperative interception: every handler answers with a priority, and at equal priority
- * abort beats respond beats continue. Giving the blocker one lets a later handler on the same page
- * (the network guard) coexist with it instead of failing with "request is already handled".
- */
-const INTERCEPT_PRIORITY = 0;
+import { Request, type PuppeteerBlocker, type RequestType } from '@ghostery/adblocker-puppeteer';
+import type { CDPSession, Frame, Page, Protocol } from 'puppeteer-core';
 
 export interface AdBlocking {
   /** Hides what the cosmetic rules match in every frame's current DOM; awaited, so the screenshot sees it. */
   hideAds(): Promise<void>;
-}
-
-/** Prepares a shared blocker once per process. */
-export function prepareBlocker(blocker: PuppeteerBlocker): PuppeteerBlocker {
-  blocker.setRequestInterceptionPriority(INTERCEPT_PRIORITY);
-  return blocker;
 }
 
 /**
@@ -28,8 +15,7 @@ export function prepareBlocker(blocker: PuppeteerBlocker): PuppeteerBlocker {
  * ads already collapsed), and hideAds() adds the rules for classes and ids that appeared since.
  */
 export async function enableAdBlocking(page: Page, blocker: PuppeteerBlocker): Promise<AdBlocking> {
-  await page.setRequestInterception(true);
-  page.on('request', blocker.onRequest);
+  await interceptRequests(page, blocker);
 
   const seen = new WeakMap<Frame, FrameFeatures>();
   const hide = (frame: Frame) => hideInFrame(frame, blocker, seen).catch(() => {});
@@ -40,6 +26,54 @@ export async function enableAdBlocking(page: Page, blocker: PuppeteerBlocker): P
       await Promise.all(page.frames().map(hide));
     },
   };
+}
+
+/**
+ * Every request pauses on a DevTools session of our own, long enough to be matched against the lists.
+ * Not puppeteer's setRequestInterception: with it, puppeteer announces a request (the `request`
+ * event the smart wait counts) only once it has paused, tens of milliseconds after it started, and a
+ * page that navigates or fetches from a timer looked idle in between, so it was captured too early.
+ * On a session puppeteer does not know about, its events stay as prompt as without blocking, and
+ * other interceptors on the page (the network guard) are left alone.
+ */
+async function interceptRequests(page: Page, blocker: PuppeteerBlocker): Promise<void> {
+  const session = await page.createCDPSession();
+  const { frameTree } = await session.send('Page.getFrameTree');
+  const mainFrameId = frameTree.frame.id;
+  session.on('Fetch.requestPaused', (event: Protocol.Fetch.RequestPausedEvent) => {
+    void decide(session, blocker, event, mainFrameId, page.url()).catch(() => {
+      // The page went away with the request; nothing is waiting for the answer.
+    });
+  });
+  await session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] });
+}
+
+async function decide(
+  session: CDPSession,
+  blocker: PuppeteerBlocker,
+  { requestId, request, resourceType, frameId }: Protocol.Fetch.RequestPausedEvent,
+  mainFrameId: string,
+  pageUrl: string,
+): Promise<void> {
+  const isDocument = resourceType === 'Document';
+  // The page itself is never blocked, whatever a list says about its address.
+  if (isDocument && frameId === mainFrameId) return void (await session.send('Fetch.continueRequest', { requestId }));
+  const type = (isDocument ? 'sub_frame' : resourceType.toLowerCase()) as RequestType;
+  const { match, redirect } = blocker.match(Request.fromRawDetails({ url: request.url, sourceUrl: pageUrl, type }));
+  if (redirect) {
+    // $redirect rules answer with a harmless stand-in (an empty script, a transparent pixel).
+    const base64 = redirect.contentType.endsWith(';base64');
+    await session.send('Fetch.fulfillRequest', {
+      requestId,
+      responseCode: 200,
+      responseHeaders: [{ name: 'Content-Type', value: base64 ? redirect.contentType.slice(0, -7) : redirect.contentType }],
+      body: base64 ? redirect.body : Buffer.from(redirect.body).toString('base64'),
+    });
+  } else if (match) {
+    await session.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' });
+  } else {
+    await session.send('Fetch.continueRequest', { requestId });
+  }
 }
 
 /** What a frame's DOM has already been matched against, so a second pass only asks about what is new. */

@@ -23,6 +23,10 @@ const ATTEMPT_MARGIN_MS = 10;
  * cookieconsent closes nothing, then finishes opening). No human clicks that fast; neither do we.
  */
 const START_AFTER_LOAD_MS = 50;
+/** Where the readiness probe (the smart wait's in-page half) keeps the timer functions it replaced. */
+const NATIVE_TIMERS_SOURCE =
+  '{ setTimeout, clearTimeout } = window.__viewfinderReadiness?.nativeTimers ?? ' +
+  '{ setTimeout: window.setTimeout.bind(window), clearTimeout: window.clearTimeout.bind(window) }';
 
 const CONFIG: Config = {
   enabled: true,
@@ -56,14 +60,18 @@ export function loadConsentScripts(): ConsentScripts {
   const dist = new URL('.', import.meta.resolve('@duckduckgo/autoconsent'));
   const bundle = readFileSync(fileURLToPath(new URL('autoconsent.playwright.js', dist)), 'utf8');
   const rules = JSON.parse(readFileSync(fileURLToPath(import.meta.resolve('@duckduckgo/autoconsent/rules/compact-rules.json')), 'utf8'));
-  const bridge = `(${installBridge.toString()})(${JSON.stringify(BINDING)}, ${JSON.stringify(SETTLED)}, ${ATTEMPT_MARGIN_MS}, ${START_AFTER_LOAD_MS})`;
-  return { source: `(function () {\nif (!${bridge}) return;\n${bundle}\n})();`, rules };
+  const bridge = `(${installBridge.toString()})(${JSON.stringify(BINDING)}, ${JSON.stringify(SETTLED)}, ${ATTEMPT_MARGIN_MS}, ${START_AFTER_LOAD_MS}, setTimeout, clearTimeout)`;
+  // The smart wait's readiness probe counts the page's short timers as work still to come; autoconsent's
+  // retry timers are not the page's, and the cleaner waits for autoconsent itself. So the bridge and
+  // the bundle (which calls the bare names) get the native timers when the probe hands them out.
+  const timers = `const ${NATIVE_TIMERS_SOURCE};`;
+  return { source: `(function () {\n${timers}\nif (!${bridge}) return;\n${bundle}\n})();`, rules };
 }
 
 export interface ConsentHandling {
   /**
-   * Waits until every frame's autoconsent has dealt with the DOM as it is now: it found no banner on
-   * it, or it has finished opting out. Resolves true when it clicked or hid something.
+   * Waits until every frame's autoconsent has looked at the loaded page and, when it found a banner,
+   * finished opting out. Resolves true when it clicked or hid something.
    */
   settle(timeoutMs: number): Promise<boolean>;
 }
@@ -95,35 +103,33 @@ function initResponse(rules: IndexedCMPRuleset, request: unknown): InitResponseM
 /**
  * Runs in each frame before autoconsent's content script, which it feeds: it answers the script's
  * `init` through the Node binding and follows its `report` messages, so that the cleaner can ask,
- * just before the screenshot, whether autoconsent has looked at the settled DOM and finished acting.
+ * just before the screenshot, whether autoconsent has looked at the loaded page and finished acting.
  * Returns false where autoconsent should not run (frames that are not http(s), a second injection).
  * Must be self-contained: it is serialized into the page.
  */
-function installBridge(binding: string, settledName: string, attemptMarginMs: number, startAfterLoadMs: number): boolean {
+function installBridge(
+  binding: string,
+  settledName: string,
+  attemptMarginMs: number,
+  startAfterLoadMs: number,
+  setTimer: (callback: () => void, ms: number) => number,
+  clearTimer: (id: number) => void,
+): boolean {
   const win = window as unknown as Record<string, unknown>;
   if (!/^https?:$/.test(location.protocol) || win.autoconsentSendMessage) return false;
 
   const TERMINAL = ['nothingDetected', 'optOutSucceeded', 'optOutFailed', 'optInSucceeded', 'optInFailed', 'done'];
-  const state = { lifecycle: 'loading', prehideOn: false, attempts: 0, attemptDoneAt: -1, lastMutationAt: 0, acted: false };
+  const state = { lifecycle: 'loading', prehideOn: false, attempts: 0, attemptDone: false, acted: false };
   const waiters = new Set<() => void>();
   const notify = () => waiters.forEach((check) => check());
 
-  const ignorable = (node: Node) => node.nodeType === 1 && ['STYLE', 'SCRIPT', 'LINK', 'META', 'NOSCRIPT'].includes(node.nodeName);
-  new MutationObserver((records) => {
-    const changed = records.some((record) => {
-      if (record.target.nodeName === 'HEAD' || record.target.parentNode?.nodeName === 'HEAD') return false;
-      if (record.type !== 'childList') return true;
-      return Array.from(record.addedNodes).concat(Array.from(record.removedNodes)).some((node) => !ignorable(node));
-    });
-    if (changed) state.lastMutationAt = performance.now();
-  }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-
-  const settled = (since: number) => {
+  const settled = () => {
     if (TERMINAL.includes(state.lifecycle)) return true;
     // A consent manager was found: done once its popup was handled, or given up on (prehide lifted).
     if (state.lifecycle === 'cmpDetected') return !state.prehideOn;
-    // Still looking: settled once a detection pass has run on the DOM as it is now, or since we asked.
-    if (state.lifecycle === 'started') return state.attemptDoneAt >= state.lastMutationAt || state.attemptDoneAt >= since;
+    // Still looking, after a first pass over the loaded page. A known banner that shows up later
+    // is hidden the moment it appears (prehiding is a style sheet); the generic pass takes the rest.
+    if (state.lifecycle === 'started') return state.attemptDone;
     return false;
   };
 
@@ -132,9 +138,9 @@ function installBridge(binding: string, settledName: string, attemptMarginMs: nu
       case 'init': {
         // Fetch the rules now, hand them over (which starts detection) only once the page has loaded.
         const reply = (win[binding] as (request: unknown) => Promise<unknown>)({ url: location.href, mainFrame: window.top === window });
-        await new Promise((resolve) => {
-          if (document.readyState === 'complete') setTimeout(resolve, startAfterLoadMs);
-          else addEventListener('load', () => setTimeout(resolve, startAfterLoadMs), { once: true });
+        await new Promise<void>((resolve) => {
+          if (document.readyState === 'complete') setTimer(() => resolve(), startAfterLoadMs);
+          else addEventListener('load', () => setTimer(() => resolve(), startAfterLoadMs), { once: true });
         });
         await (win.autoconsentReceiveMessage as (reply: unknown) => Promise<void>)(await reply);
         return;
@@ -144,9 +150,8 @@ function installBridge(binding: string, settledName: string, attemptMarginMs: nu
         const attempts = Number(report.findCmpAttempts) || 0;
         if (attempts > state.attempts) {
           state.attempts = attempts;
-          const startedAt = performance.now();
-          setTimeout(() => {
-            state.attemptDoneAt = Math.max(state.attemptDoneAt, startedAt);
+          setTimer(() => {
+            state.attemptDone = true;
             notify();
           }, attemptMarginMs);
         }
@@ -167,16 +172,15 @@ function installBridge(binding: string, settledName: string, attemptMarginMs: nu
   Object.defineProperty(win, settledName, {
     value: (timeoutMs: number) =>
       new Promise<boolean>((resolve) => {
-        const since = performance.now();
         const finish = () => {
           waiters.delete(check);
-          clearTimeout(timer);
+          clearTimer(timer);
           resolve(state.acted);
         };
         const check = () => {
-          if (settled(since)) finish();
+          if (settled()) finish();
         };
-        const timer = setTimeout(finish, timeoutMs);
+        const timer = setTimer(finish, timeoutMs);
         waiters.add(check);
         check();
       }),

@@ -1,7 +1,7 @@
 import type { Page } from 'puppeteer-core';
 import type { Logger } from '../../../../../lib/logger.ts';
 import type { PageCleaner } from '../capture-page.ts';
-import { enableAdBlocking, prepareBlocker, type AdBlocking } from './ad-blocking.ts';
+import { enableAdBlocking, type AdBlocking } from './ad-blocking.ts';
 import { loadAdblockEngine } from './adblock-engine.ts';
 import { enableConsentHandling, loadConsentScripts, type ConsentHandling } from './consent.ts';
 import { sweepOverlays } from './overlay-sweep.ts';
@@ -34,7 +34,7 @@ interface PageSession {
 export async function createPageCleaner(options: PageCleanerOptions, logger: Logger): Promise<RemoveAdsCleaner> {
   const log = logger.child({ component: 'remove-ads' });
   const engine = await loadAdblockEngine({ listsDir: options.filterListsDir, cacheDir: options.adblockCacheDir, log });
-  const blocker = engine && prepareBlocker(engine.blocker);
+  const blocker = engine?.blocker;
   const consentScripts = loadConsentScripts();
   const sessions = new WeakMap<Page, PageSession>();
   if (engine) log.info({ source: engine.source, lists: engine.lists.length }, 'Loaded the ad-blocking engine');
