@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serveFidelityPage } from './fidelity-pages.ts';
+import { serveRemoveAdsFixture } from './consent-fixtures.ts';
 
 /**
  * A loopback web server with pages of known geometry and colours, for render tests and the bench.
@@ -83,6 +84,7 @@ function render(url: URL, res: http.ServerResponse): void {
 
     default:
       if (serveFidelityPage(url, res)) return;
+      if (serveRemoveAdsFixture(url, res)) return;
       return html(404, page('<h1>not found</h1>'));
   }
 }

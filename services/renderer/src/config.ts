@@ -26,6 +26,10 @@ export interface RendererConfig {
   /** Cap on a full-page PNG's height, in image pixels. */
   fullPageMaxHeight: number;
   networkAllowlist: NetworkAllowlist;
+  /** Where Debian's uBlock Origin package puts EasyList, EasyPrivacy and uBlock's own lists. */
+  filterListsDir: string;
+  /** Where the parsed ad-blocking engine is cached between starts. */
+  adblockCacheDir: string;
 }
 
 const MIB = 1024 * 1024;
@@ -35,6 +39,14 @@ const MEMORY_PER_CAPTURE = 512 * MIB;
 export function defaultConcurrency(): number {
   const byMemory = Math.floor(os.totalmem() / MEMORY_PER_CAPTURE);
   return Math.max(1, Math.min(os.availableParallelism(), byMemory));
+}
+
+export const DEBIAN_UBLOCK_ASSETS = '/usr/share/chromium/extensions/ublock-origin/assets';
+
+/** The XDG cache directory, as a desktop tool would use it; a container mounts a volume or sets ADBLOCK_CACHE_DIR. */
+function defaultCacheDir(env: Env): string {
+  const base = readOptionalString(env, 'XDG_CACHE_HOME') ?? path.join(readString(env, 'HOME', os.homedir()), '.cache');
+  return path.join(base, 'viewfinder');
 }
 
 export function loadRendererConfig(env: Env): RendererConfig {
@@ -57,6 +69,8 @@ export function loadRendererConfig(env: Env): RendererConfig {
     tempRoot: readString(env, 'RENDERER_TEMP_DIR', path.join(os.tmpdir(), 'viewfinder-renderer')),
     fullPageMaxHeight: readInt(env, 'FULL_PAGE_MAX_HEIGHT', 16_384, { min: 100, max: 32_768 }),
     networkAllowlist: parseNetworkAllowlist(readList(env, 'PRIVATE_NETWORK_ALLOWLIST')),
+    filterListsDir: readString(env, 'FILTER_LISTS_DIR', DEBIAN_UBLOCK_ASSETS),
+    adblockCacheDir: readString(env, 'ADBLOCK_CACHE_DIR', defaultCacheDir(env)),
   };
 }
 

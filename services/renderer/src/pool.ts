@@ -4,10 +4,11 @@ import { CaptureFailed, HttpError, NavigationTimeout } from '../../../lib/errors
 import type { Logger } from '../../../lib/logger.ts';
 import { createAdmission } from './admission.ts';
 import { createBrowserDirs, sweepStaleBrowserDirs } from './browser-dirs.ts';
-import { capturePage, type CaptureLimits } from './capture/capture-page.ts';
+import { capturePage, type CaptureLimits, type PageCleaner } from './capture/capture-page.ts';
 import { prepareCapturePage } from './capture/prepare-page.ts';
 import { SettleHints } from './capture/settle-hints.ts';
 import { PROFILES } from './capture/profiles.ts';
+import { createPageCleaner } from './capture/remove-ads/page-cleaner.ts';
 import type { RendererConfig } from './config.ts';
 import { startFilteringProxy } from './guard/filtering-proxy.ts';
 import { watchMainFrame } from './guard/navigation-watch.ts';
@@ -104,6 +105,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
   const proxy = await startFilteringProxy(guard, logger);
   const admission = createAdmission(config.concurrency, config.queueLimit);
 
+  const cleaner = await createPageCleaner(config, logger);
   const cluster: Cluster<CaptureJob, CaptureResult> = await Cluster.launch({
     concurrency: warmContextConcurrency({
       prepareLaunch: async () => {
@@ -148,7 +150,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
     longRequestMs: 3000,
     settleHints: new SettleHints(),
   };
-  const task = ({ page, data }: { page: Page; data: CaptureJob }) => runCapture(page, data, guard, limits, log);
+  const task = ({ page, data }: { page: Page; data: CaptureJob }) => runCapture(page, data, guard, limits, cleaner, log);
 
   // Start every worker now, so each holds a warm context before the first request arrives.
   await Promise.all(Array.from({ length: config.concurrency }, () => cluster.execute(async () => undefined as never)));
@@ -234,6 +236,7 @@ async function runCapture(
   job: CaptureJob,
   guard: NetworkGuard,
   limits: CaptureLimits,
+  cleaner: PageCleaner | undefined,
   log: Logger,
 ): Promise<CaptureResult> {
   job.page = page;
@@ -251,7 +254,7 @@ async function runCapture(
   job.signal.addEventListener('abort', onAbort, { once: true });
   const navigations = watchMainFrame(page, job.request.url, guard);
   try {
-    const result = await capturePage(page, job.request, limits, undefined, job.signal).catch(async (err: unknown) => {
+    const result = await capturePage(page, job.request, limits, cleaner, job.signal).catch(async (err: unknown) => {
       throw (await navigations.failure()) ?? err;
     });
     const failure = await navigations.failure();

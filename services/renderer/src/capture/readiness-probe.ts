@@ -95,6 +95,8 @@ export function installReadinessProbe(options: ProbeOptions): void {
     value: {
       pendingTimers: () => pending.size,
       msSinceChange: () => performance.now() - lastChange,
+      // For Viewfinder's own in-page scripts (the consent handler): their timers are not the page's work.
+      nativeTimers: { setTimeout: nativeSetTimeout, clearTimeout: nativeClearTimeout },
     },
   });
 }

@@ -1,0 +1,83 @@
+import type { Page } from 'puppeteer-core';
+import type { Logger } from '../../../../../lib/logger.ts';
+import type { PageCleaner } from '../capture-page.ts';
+import { enableAdBlocking, type AdBlocking } from './ad-blocking.ts';
+import { loadAdblockEngine } from './adblock-engine.ts';
+import { enableConsentHandling, loadConsentScripts, type ConsentHandling } from './consent.ts';
+import { sweepOverlays } from './overlay-sweep.ts';
+
+/** How long the screenshot waits for autoconsent to finish with a banner it found (or to look at the last DOM changes). */
+const CONSENT_SETTLE_MAX_MS = 3000;
+/** How long it waits for a dismissed banner's fade-out or slide-out transition. */
+const TRANSITION_MAX_MS = 1000;
+
+export interface PageCleanerOptions {
+  filterListsDir: string;
+  adblockCacheDir: string;
+}
+
+export interface RemoveAdsCleaner extends PageCleaner {
+  /** Where the ad-blocking engine came from; `off` when no filter list is installed. */
+  readonly adblock: 'cache' | 'parsed' | 'off';
+}
+
+interface PageSession {
+  adBlocking: AdBlocking | undefined;
+  consent: ConsentHandling;
+}
+
+/**
+ * What `removeAds: true` does, built once per process: ads and trackers blocked from EasyList,
+ * EasyPrivacy and uBlock's lists; consent banners opted out of with autoconsent; then a generic
+ * pass over the overlays left. Without filter lists it still does the last two.
+ */
+export async function createPageCleaner(options: PageCleanerOptions, logger: Logger): Promise<RemoveAdsCleaner> {
+  const log = logger.child({ component: 'remove-ads' });
+  const engine = await loadAdblockEngine({ listsDir: options.filterListsDir, cacheDir: options.adblockCacheDir, log });
+  const blocker = engine?.blocker;
+  const consentScripts = loadConsentScripts();
+  const sessions = new WeakMap<Page, PageSession>();
+  if (engine) log.info({ source: engine.source, lists: engine.lists.length }, 'Loaded the ad-blocking engine');
+
+  return {
+    adblock: engine?.source ?? 'off',
+
+    async beforeNavigation(page) {
+      // Cosmetic styles and autoconsent's prehiding are <style> elements; a strict CSP would refuse them.
+      await page.setBypassCSP(true);
+      const [adBlocking, consent] = await Promise.all([
+        blocker ? enableAdBlocking(page, blocker) : undefined,
+        enableConsentHandling(page, consentScripts),
+      ]);
+      sessions.set(page, { adBlocking, consent });
+    },
+
+    async beforeScreenshot(page) {
+      const session = sessions.get(page);
+      if (!session) return;
+      try {
+        const [consentActed] = await Promise.all([session.consent.settle(CONSENT_SETTLE_MAX_MS), session.adBlocking?.hideAds()]);
+        if (consentActed) await finishTransitions(page, TRANSITION_MAX_MS);
+        const swept = await sweepOverlays(page);
+        if (swept.removed > 0 || swept.unlocked) log.debug({ ...swept, consentActed }, 'Swept overlays');
+      } catch (err) {
+        // The page may navigate or crash under us; the screenshot is still worth taking.
+        log.debug({ err: (err as Error).message }, 'Could not finish cleaning the page');
+      }
+    },
+  };
+}
+
+/** Lets finite CSS animations and transitions (a banner fading out after a click) run to their end, then paints. */
+function finishTransitions(page: Page, maxMs: number): Promise<void> {
+  return page.evaluate(async (max) => {
+    const running = document
+      .getAnimations()
+      .filter((animation) => animation.playState === 'running' && Number.isFinite(animation.effect?.getComputedTiming().endTime));
+    await Promise.race([
+      Promise.all(running.map((animation) => animation.finished.catch(() => undefined))),
+      new Promise((resolve) => setTimeout(resolve, max)),
+    ]);
+    await new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve())));
+  }, maxMs);
+}
