@@ -52,7 +52,7 @@ function pssMiB(pids: number[]): number {
 }
 
 const fixtures = await startFixtureServer();
-const concurrencyEnv = process.env.RENDER_CONCURRENCY ? { RENDER_CONCURRENCY: process.env.RENDER_CONCURRENCY } : {};
+const concurrencyEnv: Record<string, string> = process.env.RENDER_CONCURRENCY ? { RENDER_CONCURRENCY: process.env.RENDER_CONCURRENCY } : {};
 const service = await startServiceProcess(RENDERER_MAIN, { PRIVATE_NETWORK_ALLOWLIST: '127.0.0.0/8', LOG_LEVEL: 'warn', ...concurrencyEnv }, { port: await closedPort() });
 try {
   const ready = (await (await fetch(`${service.base}/readyz`)).json()) as { stats: { capacity: number } };
