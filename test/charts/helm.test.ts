@@ -108,7 +108,9 @@ describe('chart rendered by helm', function () {
       expect(byKind(manifests, 'Deployment').some((d) => d.metadata.labels?.['app.kubernetes.io/component'] === 'operator')).to.equal(v.operator.enabled);
       expect(byKind(manifests, 'StatefulSet')).to.have.length(v.mongodb.enabled ? 1 : 0);
       expect(byKind(manifests, 'HorizontalPodAutoscaler')).to.have.length(v.renderer.autoscaling.enabled ? 1 : 0);
-      expect(byKind(manifests, 'NetworkPolicy')).to.have.length(v.renderer.networkPolicy.enabled ? 1 : 0);
+      expect(byKind(manifests, 'NetworkPolicy').map((policy) => policy.metadata.labels?.['app.kubernetes.io/component']).sort()).to.deep.equal(
+        [...(v.mongodb.enabled && v.mongodb.networkPolicy.enabled ? ['mongodb'] : []), ...(v.renderer.networkPolicy.enabled ? ['renderer'] : [])],
+      );
       expect(byKind(manifests, 'Ingress')).to.have.length(v.ingress.enabled ? 1 : 0);
       expect(byKind(manifests, 'ServiceMonitor')).to.have.length(v.metrics.serviceMonitor.enabled ? 1 : 0);
       expect(byKind(manifests, 'PrometheusRule')).to.have.length(v.metrics.prometheusRule.enabled ? 1 : 0);
@@ -151,7 +153,7 @@ describe('chart rendered by helm', function () {
   });
 
   it('lets the renderer reach the internet but not private, shared, link-local or loopback ranges; DNS only to kube-dns', () => {
-    const policy = byKind(render(), 'NetworkPolicy')[0] as Manifest;
+    const policy = one(render(), 'NetworkPolicy', 'renderer');
     expect(policy.spec.policyTypes).to.include('Egress');
     const blocks = policy.spec.egress.flatMap((rule: any) => rule.to ?? []).filter((peer: any) => peer.ipBlock?.cidr === '0.0.0.0/0');
     expect(blocks).to.have.length(1);
@@ -175,6 +177,14 @@ describe('chart rendered by helm', function () {
     const namespaces = byKind(manifests, 'RoleBinding').map((binding) => binding.metadata.namespace);
     expect(namespaces).to.have.members(['shop', 'blog', NAMESPACE]);
     expect(envOf(one(manifests, 'Deployment', 'operator').spec.template.spec.containers[0], 'WATCH_NAMESPACE').value).to.equal('shop,blog');
+  });
+
+  it('admits only the API and the operator to MongoDB', () => {
+    const manifests = render();
+    const policy = one(manifests, 'NetworkPolicy', 'mongodb');
+    const admitted = policy.spec.ingress[0].from.map((peer: any) => peer.podSelector.matchLabels['app.kubernetes.io/component']);
+    expect(admitted).to.have.members(['api', 'operator']);
+    expect(one(manifests, 'StatefulSet', 'mongodb').spec.template.metadata.labels).to.include(policy.spec.podSelector.matchLabels);
   });
 
   it('refuses a misspelt value through values.schema.json', () => {
