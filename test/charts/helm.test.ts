@@ -3,6 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
+import { loadApiConfig } from '../../services/api/src/config.ts';
+import { loadRendererServiceConfig } from '../../services/renderer/src/config.ts';
 import { CHART, ciValueFiles, defaultValues, mergeValues, readYaml, type Values } from './chart.ts';
 
 /**
@@ -46,6 +48,11 @@ function one(manifests: Manifest[], kind: string, component: string): Manifest {
 const workloads = (manifests: Manifest[]) => manifests.filter((manifest) => manifest.kind === 'Deployment' || manifest.kind === 'StatefulSet');
 
 const envOf = (container: any, name: string) => (container.env as any[]).find((entry) => entry.name === name);
+
+/** A container's environment as the process would see it; Secret and field references get a stand-in value. */
+function processEnv(container: any): Record<string, string> {
+  return Object.fromEntries((container.env as any[]).map((entry) => [entry.name, entry.valueFrom ? `from-${Object.keys(entry.valueFrom)[0]}` : String(entry.value)]));
+}
 
 /** What every values file must render, whatever it turns on or off. */
 function checkSecureWorkloads(manifests: Manifest[]) {
@@ -116,6 +123,24 @@ describe('chart rendered by helm', function () {
       expect(byKind(manifests, 'PrometheusRule')).to.have.length(v.metrics.prometheusRule.enabled ? 1 : 0);
       expect(byKind(manifests, 'ConfigMap').filter((c) => c.metadata.labels?.grafana_dashboard === '1')).to.have.length(v.metrics.dashboard.enabled ? 1 : 0);
       expect(byKind(manifests, 'PodDisruptionBudget')).to.have.length(v.operator.enabled ? 3 : 2);
+    });
+
+    it(`sets environments the API and the renderer accept, matching their ports, with ${label}`, () => {
+      const manifests = render(file);
+      const apiContainer = one(manifests, 'Deployment', 'api').spec.template.spec.containers[0];
+      const rendererContainer = one(manifests, 'Deployment', 'renderer').spec.template.spec.containers[0];
+      const api = loadApiConfig(processEnv(apiContainer));
+      const renderer = loadRendererServiceConfig(processEnv(rendererContainer));
+      expect(api.port).to.equal(apiContainer.ports[0].containerPort);
+      expect(renderer.port).to.equal(rendererContainer.ports[0].containerPort);
+      expect(api.remoteRenderer?.urls).to.have.length(1);
+      expect(renderer.token, 'the renderer demands the token').to.be.a('string');
+      expect(renderer.renderer.chromiumSandbox, 'no sandbox under RuntimeDefault seccomp').to.equal(false);
+      const values = (file ? mergeValues(defaultValues(), readYaml(file) as Values) : defaultValues()) as any;
+      expect(api.mode).to.equal(values.api.mode);
+      expect(api.store.backend).to.equal(values.api.mode === 'hosted' ? 'mongo' : 'sqlite');
+      const grace = one(manifests, 'Deployment', 'renderer').spec.template.spec.terminationGracePeriodSeconds;
+      expect(grace * 1000, 'the pod outlives the drain').to.be.greaterThan(renderer.shutdownTimeoutMs);
     });
 
     it(`points the API at the renderer Service with the renderers' token with ${label}`, () => {
