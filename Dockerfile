@@ -1,0 +1,61 @@
+# syntax=docker/dockerfile:1
+# One image for the three Viewfinder processes; pick one with the command (Kubernetes: `args`):
+#   API (default)  node services/api/src/main.ts        PORT           (3000)
+#   renderer       node services/renderer/src/main.ts   RENDERER_PORT  (3001)
+#   operator       node operator/src/main.ts            OPERATOR_PORT  (8081)
+#   admin CLI      node bin/viewfinder.ts ...
+# Node 24 runs the TypeScript sources directly (type stripping): there is no build step.
+
+FROM node:24-bookworm-slim AS deps
+WORKDIR /app
+# Puppeteer must never fetch a browser: Chromium comes from Debian in the runtime stage.
+ENV PUPPETEER_SKIP_DOWNLOAD=true
+COPY package.json package-lock.json .npmrc ./
+# Production dependencies only. None of them needs an install script, and none may run one.
+RUN npm ci --omit=dev --ignore-scripts --loglevel=error && npm cache clean --force
+
+FROM node:24-bookworm-slim
+# Debian's Chromium, fonts for Latin, CJK and emoji, uBlock Origin's filter lists (read from disk,
+# never fetched), and tini to reap Chromium's zombie processes as PID 1.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      chromium \
+      fonts-liberation \
+      fonts-noto-core \
+      fonts-noto-cjk \
+      fonts-noto-color-emoji \
+      webext-ublock-origin-chromium \
+      tini \
+ && fc-cache -f \
+ && rm -rf /var/lib/apt/lists/*
+
+# A fixed, numeric UID/GID so that Kubernetes can check runAsNonRoot and set fsGroup.
+RUN groupadd --gid 10001 viewfinder \
+ && useradd --uid 10001 --gid 10001 --home-dir /home/viewfinder --create-home --shell /usr/sbin/nologin viewfinder
+
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY . .
+# The ad-blocking engine, parsed from Debian's lists once at build time: containers run with a
+# read-only root filesystem and only read this cache, so start-up never re-parses the lists.
+RUN node docker/warm-adblock-cache.ts /opt/viewfinder/adblock-cache
+
+# CHROMIUM_SANDBOX: Chromium's sandbox needs unprivileged user namespaces, which the default
+# seccomp profile of Docker and containerd refuses (and Debian ships no setuid helper). The
+# container is the sandbox: a non-root user, no capabilities, seccomp, a read-only root and, in the
+# chart, a NetworkPolicy. Set it to true where the runtime allows user namespaces.
+ENV NODE_ENV=production \
+    HOME=/home/viewfinder \
+    PUPPETEER_SKIP_DOWNLOAD=true \
+    CHROMIUM_PATH=/usr/bin/chromium \
+    CHROMIUM_SANDBOX=false \
+    ADBLOCK_CACHE_DIR=/opt/viewfinder/adblock-cache
+
+USER 10001:10001
+EXPOSE 3000 3001 8081
+
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "docker/healthcheck.ts"]
+
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "services/api/src/main.ts"]

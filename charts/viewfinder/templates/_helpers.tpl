@@ -1,0 +1,198 @@
+{{/* The chart's name, or nameOverride; 63 characters at most (a DNS label). */}}
+{{- define "viewfinder.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+The release's full name: fullnameOverride, else "<release>-<chart>" (just the release when it
+already contains the chart's name). Truncated to 63 characters because some resource names are
+DNS labels; component suffixes are added by "viewfinder.componentName", which truncates again.
+*/}}
+{{- define "viewfinder.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "<fullname>-<component>", within 63 characters. Call with (dict "root" $ "component" "api"). */}}
+{{- define "viewfinder.componentName" -}}
+{{- $suffix := printf "-%s" .component -}}
+{{- printf "%s%s" (include "viewfinder.fullname" .root | trunc (int (sub 63 (len $suffix))) | trimSuffix "-") $suffix -}}
+{{- end -}}
+
+{{- define "viewfinder.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels every object carries. */}}
+{{- define "viewfinder.labels" -}}
+helm.sh/chart: {{ include "viewfinder.chart" . }}
+{{ include "viewfinder.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: viewfinder
+{{- end -}}
+
+{{/* The labels a selector may use: they never change during an upgrade. */}}
+{{- define "viewfinder.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "viewfinder.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* Labels and selector labels of one component. Call with (dict "root" $ "component" "api"). */}}
+{{- define "viewfinder.componentLabels" -}}
+{{ include "viewfinder.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "viewfinder.componentSelectorLabels" -}}
+{{ include "viewfinder.selectorLabels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "viewfinder.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{/* The Secret (name and key) that holds MONGODB_URI; empty when there is no MongoDB. */}}
+{{- define "viewfinder.mongodbSecretName" -}}
+{{- if .Values.mongodb.enabled -}}
+{{- include "viewfinder.componentName" (dict "root" . "component" "mongodb") -}}
+{{- else if .Values.mongodb.external.existingSecret -}}
+{{- .Values.mongodb.external.existingSecret -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "viewfinder.mongodbSecretKey" -}}
+{{- if .Values.mongodb.enabled -}}mongodb-uri{{- else -}}{{ .Values.mongodb.external.existingSecretKey }}{{- end -}}
+{{- end -}}
+
+{{/* The Secret (name) that holds RENDERER_TOKEN under .Values.renderer.token.existingSecretKey or "token". */}}
+{{- define "viewfinder.rendererTokenSecretName" -}}
+{{- if .Values.renderer.token.existingSecret -}}
+{{- .Values.renderer.token.existingSecret -}}
+{{- else -}}
+{{- include "viewfinder.componentName" (dict "root" . "component" "renderer-token") -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "viewfinder.rendererTokenSecretKey" -}}
+{{- if .Values.renderer.token.existingSecret -}}{{ .Values.renderer.token.existingSecretKey }}{{- else -}}token{{- end -}}
+{{- end -}}
+
+{{/*
+A random value that survives upgrades: the existing Secret's value when there is one (lookup
+answers nothing under `helm template`, so a fresh value is drawn there).
+Call with (dict "root" $ "secret" name "key" key "length" n).
+*/}}
+{{- define "viewfinder.persistentRandom" -}}
+{{- $existing := lookup "v1" "Secret" .root.Release.Namespace .secret -}}
+{{- if and $existing (hasKey $existing.data .key) -}}
+{{- index $existing.data .key | b64dec -}}
+{{- else -}}
+{{- randAlphaNum (int .length) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The pod-level securityContext shared by the Viewfinder workloads. */}}
+{{- define "viewfinder.podSecurityContext" -}}
+{{- toYaml .Values.podSecurityContext -}}
+{{- end -}}
+
+{{- define "viewfinder.containerSecurityContext" -}}
+{{- toYaml .Values.containerSecurityContext -}}
+{{- end -}}
+
+{{/* Environment every Viewfinder process reads. */}}
+{{- define "viewfinder.commonEnv" -}}
+- name: LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+- name: SHUTDOWN_TIMEOUT_MS
+  value: {{ .Values.shutdownTimeoutSeconds | mul 1000 | quote }}
+{{- end -}}
+
+{{/* MONGODB_URI from its Secret, when there is a MongoDB. */}}
+{{- define "viewfinder.storeEnv" -}}
+{{- $secret := include "viewfinder.mongodbSecretName" . -}}
+{{- if $secret -}}
+- name: MONGODB_URI
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ include "viewfinder.mongodbSecretKey" . }}
+{{- end }}
+{{- end -}}
+
+{{/* extraEnv (a map of NAME: value) as env entries. */}}
+{{- define "viewfinder.extraEnv" -}}
+{{- range $name, $value := . }}
+- name: {{ $name }}
+  value: {{ $value | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* The emptyDir volumes that make a read-only root filesystem workable: /tmp and $HOME. */}}
+{{- define "viewfinder.writableVolumes" -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: {{ .sizeLimit }}
+- name: home
+  emptyDir:
+    sizeLimit: 64Mi
+{{- end -}}
+
+{{- define "viewfinder.writableVolumeMounts" -}}
+- name: tmp
+  mountPath: /tmp
+- name: home
+  mountPath: /home/viewfinder
+{{- end -}}
+
+{{/* Checks that stop an install which could not work, with a message that says what to set. */}}
+{{- define "viewfinder.validate" -}}
+{{- if and (eq .Values.api.mode "hosted") (not (include "viewfinder.mongodbSecretName" .)) -}}
+{{- fail "api.mode=hosted needs a store shared by every replica: set mongodb.enabled=true, or mongodb.external.existingSecret (a Secret holding MONGODB_URI)" -}}
+{{- end -}}
+{{- if and .Values.operator.enabled (not (include "viewfinder.mongodbSecretName" .)) -}}
+{{- fail "operator.enabled=true needs the store the API reads: set mongodb.enabled=true, or mongodb.external.existingSecret" -}}
+{{- end -}}
+{{- if and .Values.operator.enabled (ne .Values.api.mode "hosted") -}}
+{{- fail "operator.enabled=true needs api.mode=hosted: Sites and ApiKeys are hosted-mode objects (or set operator.enabled=false)" -}}
+{{- end -}}
+{{- if and .Values.mongodb.enabled .Values.mongodb.external.existingSecret -}}
+{{- fail "set either mongodb.enabled=true (the chart runs MongoDB) or mongodb.external.existingSecret, not both" -}}
+{{- end -}}
+{{- end -}}
+
+{{- /*
+What the operator may do where it watches: its own resources (with status and finalizers), the
+Secrets that carry the keys, and Events. With no watchNamespaces it watches every namespace, so
+this is a ClusterRole bound cluster-wide; otherwise the same rules in a Role per namespace.
+*/ -}}
+{{- define "viewfinder.operatorWatchRules" -}}
+- apiGroups: ["viewfinder.dev"]
+  resources: ["sites", "apikeys"]
+  verbs: ["get", "list", "watch", "update", "patch"]
+- apiGroups: ["viewfinder.dev"]
+  resources: ["sites/status", "apikeys/status"]
+  verbs: ["get", "update", "patch"]
+- apiGroups: ["viewfinder.dev"]
+  resources: ["sites/finalizers", "apikeys/finalizers"]
+  verbs: ["update"]
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create", "patch"]
+- apiGroups: ["events.k8s.io"]
+  resources: ["events"]
+  verbs: ["create", "patch"]
+{{- end -}}

@@ -1,0 +1,233 @@
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+import { loadApiConfig } from '../../services/api/src/config.ts';
+import { loadRendererServiceConfig } from '../../services/renderer/src/config.ts';
+import { CHART, ciValueFiles, defaultValues, mergeValues, readYaml, type Values } from './chart.ts';
+
+/**
+ * `helm lint` and `helm template` on the chart with values.yaml and each ci/*.yaml, and checks on
+ * what it renders. helm is not in Debian, so this runs where it is on PATH (CI installs it) and
+ * otherwise says that it skipped.
+ */
+
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [key: string]: any };
+
+const NAMESPACE = 'viewfinder';
+const RELEASE = 'vf';
+
+function helm(args: string[]): { status: number | null; output: string; stdout: string } {
+  const run = spawnSync('helm', args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  return { status: run.status, output: `${run.stdout}${run.stderr}`, stdout: run.stdout };
+}
+
+const helmAvailable = spawnSync('helm', ['version', '--short'], { encoding: 'utf8' }).status === 0;
+
+function render(valueFile?: string, sets: string[] = []): Manifest[] {
+  const args = ['template', RELEASE, CHART, '--namespace', NAMESPACE, ...(valueFile ? ['-f', valueFile] : []), ...sets.flatMap((set) => ['--set', set])];
+  const { status, output, stdout } = helm(args);
+  expect(status, output).to.equal(0);
+  return parseAllDocuments(stdout)
+    .map((document) => {
+      expect(document.errors, `YAML errors: ${document.errors.join('; ')}`).to.deep.equal([]);
+      return document.toJS() as Manifest | null;
+    })
+    .filter((manifest): manifest is Manifest => manifest !== null);
+}
+
+const byKind = (manifests: Manifest[], kind: string) => manifests.filter((manifest) => manifest.kind === kind);
+
+function one(manifests: Manifest[], kind: string, component: string): Manifest {
+  const found = manifests.filter((manifest) => manifest.kind === kind && manifest.metadata.labels?.['app.kubernetes.io/component'] === component);
+  expect(found, `${kind} of ${component}`).to.have.length(1);
+  return found[0] as Manifest;
+}
+
+const workloads = (manifests: Manifest[]) => manifests.filter((manifest) => manifest.kind === 'Deployment' || manifest.kind === 'StatefulSet');
+
+const envOf = (container: any, name: string) => (container.env as any[]).find((entry) => entry.name === name);
+
+/** A container's environment as the process would see it; Secret and field references get a stand-in value. */
+function processEnv(container: any): Record<string, string> {
+  return Object.fromEntries((container.env as any[]).map((entry) => [entry.name, entry.valueFrom ? `from-${Object.keys(entry.valueFrom)[0]}` : String(entry.value)]));
+}
+
+/** What every values file must render, whatever it turns on or off. */
+function checkSecureWorkloads(manifests: Manifest[]) {
+  expect(workloads(manifests)).to.not.be.empty;
+  for (const workload of workloads(manifests)) {
+    const pod = workload.spec.template.spec;
+    const where = `${workload.kind} ${workload.metadata.name}`;
+    expect(pod.securityContext.runAsNonRoot, `${where}: runAsNonRoot`).to.equal(true);
+    expect(pod.securityContext.runAsUser, `${where}: runAsUser`).to.be.greaterThan(0);
+    expect(pod.securityContext.seccompProfile?.type, `${where}: seccomp`).to.equal('RuntimeDefault');
+    expect(pod.serviceAccountName, `${where}: own ServiceAccount`).to.equal(workload.metadata.name);
+    const component = workload.metadata.labels?.['app.kubernetes.io/component'];
+    expect(pod.automountServiceAccountToken, `${where}: a token only for the operator`).to.equal(component === 'operator');
+    for (const container of pod.containers) {
+      const context = container.securityContext;
+      expect(context.allowPrivilegeEscalation, `${where}: allowPrivilegeEscalation`).to.equal(false);
+      expect(context.readOnlyRootFilesystem, `${where}: readOnlyRootFilesystem`).to.equal(true);
+      expect(context.capabilities?.drop, `${where}: capabilities`).to.deep.equal(['ALL']);
+      expect(container.resources?.requests?.memory, `${where}: memory request`).to.be.a('string');
+      expect(container.resources?.limits?.memory, `${where}: memory limit`).to.be.a('string');
+      expect(container.livenessProbe, `${where}: livenessProbe`).to.be.an('object');
+      expect(container.readinessProbe, `${where}: readinessProbe`).to.be.an('object');
+      const mounts = (container.volumeMounts ?? []).map((mount: any) => mount.mountPath);
+      expect(mounts, `${where}: a writable /tmp`).to.include('/tmp');
+    }
+  }
+}
+
+describe('chart rendered by helm', function () {
+  this.timeout(120_000);
+
+  before(function () {
+    if (!helmAvailable) {
+      console.log('    skipped: helm is not on PATH (it is not in Debian); the CI workflow installs it and runs these');
+      this.skip();
+    }
+  });
+
+  const valueFiles: (string | undefined)[] = [undefined, ...ciValueFiles()];
+  for (const file of valueFiles) {
+    const label = file ? `ci/${basename(file)}` : 'values.yaml';
+
+    it(`passes helm lint --strict with ${label}`, () => {
+      const { status, output } = helm(['lint', '--strict', CHART, ...(file ? ['-f', file] : [])]);
+      expect(status, output).to.equal(0);
+    });
+
+    it(`renders secure workloads with ${label}: non-root, seccomp, read-only root, no capabilities, probes, resources`, () => {
+      checkSecureWorkloads(render(file));
+    });
+
+    it(`renders the objects ${label} turns on`, () => {
+      const values = file ? mergeValues(defaultValues(), readYaml(file) as Values) : defaultValues();
+      const manifests = render(file);
+      const v = values as any;
+      one(manifests, 'Deployment', 'api');
+      one(manifests, 'Deployment', 'renderer');
+      one(manifests, 'Service', 'api');
+      one(manifests, 'Service', 'renderer');
+      expect(byKind(manifests, 'Deployment').some((d) => d.metadata.labels?.['app.kubernetes.io/component'] === 'operator')).to.equal(v.operator.enabled);
+      expect(byKind(manifests, 'StatefulSet')).to.have.length(v.mongodb.enabled ? 1 : 0);
+      expect(byKind(manifests, 'HorizontalPodAutoscaler')).to.have.length(v.renderer.autoscaling.enabled ? 1 : 0);
+      expect(byKind(manifests, 'NetworkPolicy').map((policy) => policy.metadata.labels?.['app.kubernetes.io/component']).sort()).to.deep.equal(
+        [...(v.mongodb.enabled && v.mongodb.networkPolicy.enabled ? ['mongodb'] : []), ...(v.renderer.networkPolicy.enabled ? ['renderer'] : [])],
+      );
+      expect(byKind(manifests, 'Ingress')).to.have.length(v.ingress.enabled ? 1 : 0);
+      expect(byKind(manifests, 'ServiceMonitor')).to.have.length(v.metrics.serviceMonitor.enabled ? 1 : 0);
+      expect(byKind(manifests, 'PrometheusRule')).to.have.length(v.metrics.prometheusRule.enabled ? 1 : 0);
+      expect(byKind(manifests, 'ConfigMap').filter((c) => c.metadata.labels?.grafana_dashboard === '1')).to.have.length(v.metrics.dashboard.enabled ? 1 : 0);
+      expect(byKind(manifests, 'PodDisruptionBudget')).to.have.length(v.operator.enabled ? 3 : 2);
+    });
+
+    it(`sets environments the API and the renderer accept, matching their ports, with ${label}`, () => {
+      const manifests = render(file);
+      const apiContainer = one(manifests, 'Deployment', 'api').spec.template.spec.containers[0];
+      const rendererContainer = one(manifests, 'Deployment', 'renderer').spec.template.spec.containers[0];
+      const api = loadApiConfig(processEnv(apiContainer));
+      const renderer = loadRendererServiceConfig(processEnv(rendererContainer));
+      expect(api.port).to.equal(apiContainer.ports[0].containerPort);
+      expect(renderer.port).to.equal(rendererContainer.ports[0].containerPort);
+      expect(api.remoteRenderer?.urls).to.have.length(1);
+      expect(renderer.token, 'the renderer demands the token').to.be.a('string');
+      expect(renderer.renderer.chromiumSandbox, 'no sandbox under RuntimeDefault seccomp').to.equal(false);
+      const values = (file ? mergeValues(defaultValues(), readYaml(file) as Values) : defaultValues()) as any;
+      expect(api.mode).to.equal(values.api.mode);
+      expect(api.store.backend).to.equal(values.api.mode === 'hosted' ? 'mongo' : 'sqlite');
+      const grace = one(manifests, 'Deployment', 'renderer').spec.template.spec.terminationGracePeriodSeconds;
+      expect(grace * 1000, 'the pod outlives the drain').to.be.greaterThan(renderer.shutdownTimeoutMs);
+    });
+
+    it(`points the API at the renderer Service with the renderers' token with ${label}`, () => {
+      const manifests = render(file);
+      const api = one(manifests, 'Deployment', 'api').spec.template.spec.containers[0];
+      const renderer = one(manifests, 'Deployment', 'renderer').spec.template.spec.containers[0];
+      const service = one(manifests, 'Service', 'renderer');
+      expect(envOf(api, 'RENDERER_URL').value).to.equal(`http://${service.metadata.name}:${service.spec.ports[0].port}`);
+      expect(envOf(api, 'RENDERER_TOKEN').valueFrom.secretKeyRef).to.deep.equal(envOf(renderer, 'RENDERER_TOKEN').valueFrom.secretKeyRef);
+      expect(service.metadata.name).to.include('renderer');
+    });
+  }
+
+  it('ships files/prometheus-rules.yaml as the PrometheusRule spec, unchanged', () => {
+    const manifests = render(undefined, ['metrics.prometheusRule.enabled=true']);
+    const rule = byKind(manifests, 'PrometheusRule')[0] as Manifest;
+    expect(rule.spec).to.deep.equal(parse(readFileSync(`${CHART}files/prometheus-rules.yaml`, 'utf8')));
+  });
+
+  it('ships files/grafana-dashboard.json in a ConfigMap labelled grafana_dashboard: "1"', () => {
+    const manifests = render(undefined, ['metrics.dashboard.enabled=true']);
+    const dashboard = byKind(manifests, 'ConfigMap').find((c) => c.metadata.labels?.grafana_dashboard === '1') as Manifest;
+    const [json] = Object.values(dashboard.data as Record<string, string>);
+    expect(JSON.parse(json as string)).to.deep.equal(JSON.parse(readFileSync(`${CHART}files/grafana-dashboard.json`, 'utf8')));
+  });
+
+  it('scrapes the renderer under a job whose name contains "renderer" (the RendererDown alert)', () => {
+    const manifests = render(undefined, ['metrics.serviceMonitor.enabled=true']);
+    const monitor = byKind(manifests, 'ServiceMonitor')[0] as Manifest;
+    const renderer = one(manifests, 'Service', 'renderer');
+    const selected = Object.entries(monitor.spec.selector.matchLabels).every(([key, value]) => renderer.metadata.labels?.[key] === value);
+    expect(selected, 'the ServiceMonitor selects the renderer Service').to.equal(true);
+    expect(monitor.spec.jobLabel, 'job named after the Service').to.equal(undefined);
+    expect(monitor.spec.endpoints[0].port).to.equal(renderer.spec.ports[0].name);
+  });
+
+  it('lets the renderer reach the internet but not private, shared, link-local or loopback ranges; DNS only to kube-dns', () => {
+    const policy = one(render(), 'NetworkPolicy', 'renderer');
+    expect(policy.spec.policyTypes).to.include('Egress');
+    const blocks = policy.spec.egress.flatMap((rule: any) => rule.to ?? []).filter((peer: any) => peer.ipBlock?.cidr === '0.0.0.0/0');
+    expect(blocks).to.have.length(1);
+    expect(blocks[0].ipBlock.except).to.include.members(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16', '127.0.0.0/8']);
+    const dns = policy.spec.egress.find((rule: any) => rule.ports?.some((port: any) => port.port === 53));
+    expect(dns.to[0].podSelector.matchLabels).to.deep.equal({ 'k8s-app': 'kube-dns' });
+  });
+
+  it('gives the operator its CRDs with status and finalizers, Secrets, Events and Leases, and nothing cluster-wide beyond that', () => {
+    const manifests = render();
+    const clusterRole = byKind(manifests, 'ClusterRole')[0] as Manifest;
+    const resources = clusterRole.rules.flatMap((rule: any) => rule.resources);
+    expect(resources).to.have.members(['sites', 'apikeys', 'sites/status', 'apikeys/status', 'sites/finalizers', 'apikeys/finalizers', 'secrets', 'events', 'events']);
+    const leaseRole = byKind(manifests, 'Role').find((role) => role.rules.some((rule: any) => rule.resources.includes('leases'))) as Manifest;
+    expect(leaseRole.metadata.namespace).to.equal(NAMESPACE);
+  });
+
+  it('binds Roles in the watched namespaces only, when operator.watchNamespaces is set', () => {
+    const manifests = render(undefined, ['operator.watchNamespaces={shop,blog}']);
+    expect(byKind(manifests, 'ClusterRole')).to.deep.equal([]);
+    const namespaces = byKind(manifests, 'RoleBinding').map((binding) => binding.metadata.namespace);
+    expect(namespaces).to.have.members(['shop', 'blog', NAMESPACE]);
+    expect(envOf(one(manifests, 'Deployment', 'operator').spec.template.spec.containers[0], 'WATCH_NAMESPACE').value).to.equal('shop,blog');
+  });
+
+  it('admits only the API and the operator to MongoDB', () => {
+    const manifests = render();
+    const policy = one(manifests, 'NetworkPolicy', 'mongodb');
+    const admitted = policy.spec.ingress[0].from.map((peer: any) => peer.podSelector.matchLabels['app.kubernetes.io/component']);
+    expect(admitted).to.have.members(['api', 'operator']);
+    expect(one(manifests, 'StatefulSet', 'mongodb').spec.template.metadata.labels).to.include(policy.spec.podSelector.matchLabels);
+  });
+
+  it('refuses a misspelt value through values.schema.json', () => {
+    const { status, output } = helm(['template', RELEASE, CHART, '--set', 'renderer.replicaCount=3']);
+    expect(status).to.not.equal(0);
+    expect(output).to.include('replicaCount');
+  });
+
+  it('refuses hosted mode without a store, saying what to set', () => {
+    const { status, output } = helm(['template', RELEASE, CHART, '--set', 'mongodb.enabled=false']);
+    expect(status).to.not.equal(0);
+    expect(output).to.include('mongodb.external.existingSecret');
+  });
+
+  it('truncates every object name to 63 characters with a long release name', () => {
+    const { status, output, stdout } = helm(['template', 'a'.repeat(53), CHART, '--namespace', NAMESPACE]);
+    expect(status, output).to.equal(0);
+    const names = parseAllDocuments(stdout).map((document) => (document.toJS() as Manifest | null)?.metadata.name ?? '');
+    expect(names.filter((name) => name.length > 63)).to.deep.equal([]);
+  });
+});

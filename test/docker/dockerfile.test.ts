@@ -1,0 +1,120 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { closedPort } from '../support/fixture-server.ts';
+
+/**
+ * There is no Docker engine here (CI builds the image): the Dockerfile's essentials are checked
+ * from its text, and its HEALTHCHECK script is run for real against loopback servers.
+ */
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const dockerfile = readFileSync(`${REPO}Dockerfile`, 'utf8');
+
+/** The instructions, with line continuations joined and comments dropped. */
+const instructions = dockerfile
+  .replace(/\\\n(\s*#[^\n]*\n)*/g, ' ')
+  .split('\n')
+  .map((line) => line.trim())
+  .filter((line) => line !== '' && !line.startsWith('#'));
+const all = (keyword: string) => instructions.filter((line) => line.toUpperCase().startsWith(`${keyword} `));
+const last = (keyword: string) => all(keyword).at(-1) ?? '';
+
+describe('Dockerfile', () => {
+  it('builds every stage from node:24-bookworm-slim', () => {
+    const bases = all('FROM').map((line) => line.split(/\s+/)[1]);
+    expect(bases).to.not.be.empty;
+    expect(new Set(bases)).to.deep.equal(new Set(['node:24-bookworm-slim']));
+  });
+
+  it("installs Debian's chromium, the fonts, uBlock Origin's lists and tini with apt-get", () => {
+    const apt = all('RUN').filter((line) => line.includes('apt-get install')).join(' ');
+    for (const pkg of ['chromium', 'fonts-liberation', 'fonts-noto-cjk', 'fonts-noto-color-emoji', 'webext-ublock-origin-chromium', 'tini']) {
+      expect(apt.split(/\s+/), pkg).to.include(pkg);
+    }
+    expect(apt.split(/\s+/).some((word) => word === 'fonts-noto-core' || word === 'fonts-noto')).to.equal(true);
+    expect(dockerfile).to.match(/CHROMIUM_PATH=\/usr\/bin\/chromium/);
+  });
+
+  it('bakes the ad-blocking engine cache into the image, where ADBLOCK_CACHE_DIR points', () => {
+    const warm = all('RUN').find((line) => line.includes('docker/warm-adblock-cache.ts'));
+    expect(warm, 'a RUN step that warms the cache').to.be.a('string');
+    const cacheDir = (warm as string).trim().split(/\s+/).at(-1);
+    expect(dockerfile).to.include(`ADBLOCK_CACHE_DIR=${cacheDir}`);
+  });
+
+  it('never downloads a browser: PUPPETEER_SKIP_DOWNLOAD, no puppeteer browsers install, no curl or wget', () => {
+    expect(dockerfile).to.match(/PUPPETEER_SKIP_DOWNLOAD=true/);
+    expect(dockerfile).to.not.match(/puppeteer browsers|npx puppeteer|\bcurl\b|\bwget\b/);
+  });
+
+  it('installs only the production npm dependencies from the lockfile (npm ci --omit=dev)', () => {
+    expect(all('RUN').some((line) => /npm ci\b.*--omit=dev/.test(line))).to.equal(true);
+    expect(dockerfile).to.not.match(/npm install\b/);
+  });
+
+  it('runs as a fixed, numeric non-root user', () => {
+    const user = last('USER').split(/\s+/)[1] ?? '';
+    expect(user).to.match(/^[1-9][0-9]*(:[0-9]+)?$/);
+    expect(user.split(':')[0]).to.not.equal('0');
+  });
+
+  it('runs tini as PID 1 to reap zombie processes, the API by default', () => {
+    expect(last('ENTRYPOINT')).to.equal('ENTRYPOINT ["/usr/bin/tini", "--"]');
+    expect(last('CMD')).to.equal('CMD ["node", "services/api/src/main.ts"]');
+  });
+
+  it('has a HEALTHCHECK that runs docker/healthcheck.ts with node (the slim base has no curl)', () => {
+    expect(last('HEALTHCHECK')).to.match(/CMD \["node", "docker\/healthcheck\.ts"\]$/);
+  });
+
+  it('sends only runtime files into the build (.dockerignore is an allowlist)', () => {
+    const ignore = readFileSync(`${REPO}.dockerignore`, 'utf8').split('\n').map((line) => line.trim());
+    expect(ignore).to.include('*');
+    expect(ignore).to.include.members(['!package.json', '!package-lock.json', '!lib/', '!services/', '!operator/', '!bin/', '!docker/']);
+    expect(ignore.filter((line) => /^!(test|bench|node_modules|tools)/.test(line))).to.deep.equal([]);
+  });
+});
+
+describe('docker/healthcheck.ts', () => {
+  let server: http.Server;
+  let healthyPort: number;
+
+  before(async () => {
+    server = http.createServer((req, res) => {
+      res.writeHead(req.url === '/healthz' ? 200 : 404, { 'content-type': 'application/json' });
+      res.end('{"status":"ok"}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    healthyPort = (server.address() as AddressInfo).port;
+  });
+
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  async function runHealthcheck(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+    const child = spawn(process.execPath, [`${REPO}docker/healthcheck.ts`], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const [code] = await once(child, 'exit');
+    return { code: code as number | null, output };
+  }
+
+  for (const variable of ['PORT', 'RENDERER_PORT', 'OPERATOR_PORT']) {
+    it(`passes when the service on ${variable} answers /healthz 200`, async () => {
+      const ports = { PORT: String(await closedPort()), RENDERER_PORT: String(await closedPort()), OPERATOR_PORT: String(await closedPort()) };
+      const { code, output } = await runHealthcheck({ ...ports, [variable]: String(healthyPort) });
+      expect(code, output).to.equal(0);
+    });
+  }
+
+  it('fails, naming the ports it tried, when nothing answers', async () => {
+    const ports = { PORT: String(await closedPort()), RENDERER_PORT: String(await closedPort()), OPERATOR_PORT: String(await closedPort()) };
+    const { code, output } = await runHealthcheck(ports);
+    expect(code).to.equal(1);
+    expect(output).to.include(`ports ${ports.PORT}, ${ports.RENDERER_PORT}, ${ports.OPERATOR_PORT}`);
+  });
+});
