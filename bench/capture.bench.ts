@@ -29,7 +29,10 @@ const config = loadApiConfig({ ...process.env, ...BENCH_ENV });
 async function measureFloor() {
   const browser = await puppeteer.launch(chromiumLaunchOptions(config.renderer));
   try {
-    const pages = [await browser.newPage(), await browser.newPage()];
+    // One window per page, as each of the service's captures gets: headless Chromium renders only
+    // the active tab of a window, so two tabs of one window would stall each other's screenshots.
+    const openPage = async () => (await browser.createBrowserContext()).newPage();
+    const pages = [await openPage(), await openPage()];
     const shot = async (worker: number) => {
       const page = pages[worker] as (typeof pages)[number];
       await page.goto(pageUrl);
