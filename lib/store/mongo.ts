@@ -1,6 +1,7 @@
 import mongoose, { Schema, type Connection } from 'mongoose';
 import { generateApiKey } from '../api-keys.ts';
 import { Conflict, NotFound } from '../errors.ts';
+import { mongoUserStore } from './mongo-users.ts';
 import { assertSameAccount, duplicateManagedBy, newId, placeKey } from './rules.ts';
 import type { Account, ApiKey, IssuedKey, ManagedBy, ManagedByRef, NewKey, NewSite, Site, Store, UsageRow } from './store.ts';
 
@@ -176,8 +177,11 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     }
   };
 
+  const users = await mongoUserStore(connection, async (id) => (await Accounts.exists({ _id: id })) !== null);
+
   return {
     backend: 'mongo',
+    ...users,
 
     async createAccount(input) {
       const created = await Accounts.create({ _id: newId('acct'), name: input.name, rateLimitPerMinute: input.rateLimitPerMinute ?? null, createdAt: new Date() });

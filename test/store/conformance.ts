@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { hashApiKey, looksLikeApiKey } from '../../lib/api-keys.ts';
 import { BadRequest, Conflict, NotFound } from '../../lib/errors.ts';
 import type { Account, ManagedBy, Store } from '../../lib/store/store.ts';
+import { userStoreConformance } from './users-conformance.ts';
 
 /**
  * The store port's conformance suite. Every backend runs exactly these cases (sqlite.test.ts,
@@ -231,4 +232,6 @@ export function storeConformance(open: () => Promise<Store>, cleanup: (store: St
       expect(await store.listUsage(other.id)).to.deep.equal([]);
     });
   });
+
+  userStoreConformance(() => ({ store, account, other }));
 }
