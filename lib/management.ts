@@ -65,11 +65,16 @@ export function keyView(key: ApiKey): KeyView {
   };
 }
 
-export function managedConflict(what: 'Site' | 'API key', id: string, managedBy: ManagedBy): Conflict {
+/** The command that changes an object the operator owns: its Kubernetes resource. */
+export function kubectlEditCommand(managedBy: ManagedBy): string {
   const plural = managedBy.kind === 'Site' ? 'sites' : 'apikeys';
+  return `kubectl -n ${managedBy.namespace} edit ${plural}.viewfinder.dev ${managedBy.name}`;
+}
+
+export function managedConflict(what: 'Site' | 'API key', id: string, managedBy: ManagedBy): Conflict {
   return new Conflict(
     `${what} ${id} is managed by Kubernetes: edit the ${managedBy.kind} "${managedBy.name}" in namespace "${managedBy.namespace}" instead ` +
-      `(kubectl -n ${managedBy.namespace} edit ${plural}.viewfinder.dev ${managedBy.name})`,
+      `(${kubectlEditCommand(managedBy)})`,
   );
 }
 
