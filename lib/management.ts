@@ -174,6 +174,10 @@ export function accountOperations(store: Store, accountId: string) {
       }
       return view;
     },
+    /** Usage per UTC day from `sinceDay` (YYYY-MM-DD), for the dashboard's chart. */
+    usageHistory(sinceDay: string) {
+      return store.listUsageHistory(accountId, sinceDay);
+    },
   };
 }
 

@@ -64,8 +64,11 @@ export function formError(errors: FieldErrors): SafeHtml {
  * (ajv's "name must …", the domain check's "allowedDomains: …"). Anything else is the form's.
  */
 export function errorsFor(message: string, fields: Record<string, RegExp>): FieldErrors {
-  for (const [field, pattern] of Object.entries(fields)) {
-    if (pattern.test(message)) return { [field]: message };
+  const errors: FieldErrors = {};
+  // The validator joins its messages with "; ", one per problem.
+  for (const part of message.split('; ')) {
+    const field = Object.entries(fields).find(([, pattern]) => pattern.test(part))?.[0] ?? 'form';
+    errors[field] = errors[field] ? `${errors[field]}; ${part}` : part;
   }
-  return { form: message };
+  return errors;
 }

@@ -6,6 +6,8 @@ import { formBody } from './forms.ts';
 import type { Section } from './layout.ts';
 import { confirmKeyDeletion, confirmKeyRegeneration, createKey, deleteKey, regenerateKey, showKeys } from './pages/keys.ts';
 import { confirmSiteDeletion, createSite, deleteSite, showSite, showSites, updateSite } from './pages/sites.ts';
+import { captureTry, showTry } from './pages/try.ts';
+import { showUsage } from './pages/usage.ts';
 import { showSignIn, signIn, signOut } from './sign-in.ts';
 
 /**
@@ -42,5 +44,9 @@ export function dashboardRoutes(deps: DashboardDeps): Route[] {
     page('POST', '/dashboard/keys/:keyId/regenerate', 'keys', regenerateKey),
     page('GET', '/dashboard/keys/:keyId/delete', 'keys', confirmKeyDeletion),
     page('POST', '/dashboard/keys/:keyId/delete', 'keys', deleteKey),
+
+    page('GET', '/dashboard/usage', 'usage', showUsage),
+    page('GET', '/dashboard/try', 'try', showTry),
+    page('POST', '/dashboard/try', 'try', captureTry(deps)),
   ];
 }

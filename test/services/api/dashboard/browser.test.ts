@@ -184,4 +184,53 @@ describe('dashboard in a real browser (hosted, Chromium, axe-core)', function ()
     expect(await goto('/dashboard/keys')).to.equal(200);
     expect(await heading()).to.equal('Sign in');
   });
+  it('captures in Try it under the account with no key in the page, and shows it in the usage chart', async () => {
+    const site = await dashboard.store.createSite({ accountId: dashboard.account.id, name: 'Docs', allowedDomains: [] });
+    await signIn();
+    await goto('/dashboard/try');
+    await audit();
+    await page.type('#field-url', 'not a url');
+    await submit('Capture');
+    expect(await fieldError('url')).to.equal('Invalid URL: a valid http or https URL is required');
+    await audit();
+    await page.$eval('#field-url', (el) => ((el as HTMLInputElement).value = ''));
+    await page.type('#field-url', fixtures.url('/geometry'));
+    await submit('Capture');
+    await page.waitForSelector('img.screenshot');
+    const size = await page.$eval('img.screenshot', (img) => [(img as HTMLImageElement).naturalWidth, (img as HTMLImageElement).naturalHeight]);
+    expect(size).to.deep.equal([1280, 720]);
+    await audit();
+    expect(await page.content()).to.not.match(/vf_[\w-]{43}/);
+    expect(await dashboard.store.listKeys(dashboard.account.id)).to.deep.equal([]);
+
+    await goto('/dashboard/usage');
+    await audit();
+    expect(await page.$$('svg.chart rect.bar-captures')).to.have.length.greaterThan(0);
+    const today = new Date().toISOString().slice(0, 10);
+    const todayRow = await page.$eval(`xpath/.//tr[th[normalize-space()="${today}"]]`, (row) => [...row.children].map((cell) => cell.textContent));
+    expect(todayRow.slice(0, 3)).to.deep.equal([today, '1', '0']);
+    const totals = await page.$eval('main', (main) => main.textContent ?? '');
+    expect(totals).to.include('Docs').and.include('Try it (dashboard)');
+    await page.select('#field-of', `site:${site.id}`);
+    await submit('Show');
+    expect(page.url()).to.equal(`${origin}/dashboard/usage?of=site%3A${site.id}`);
+  });
+
+  it('shows sites and keys owned by the operator read-only, with the kubectl command that changes them', async () => {
+    const managedBy = { namespace: 'team-a', name: 'shop', uid: 'uid-1' };
+    const site = await dashboard.store.upsertManagedSite({ accountId: dashboard.account.id, name: 'shop', allowedDomains: ['example.com'], managedBy: { kind: 'Site', ...managedBy } });
+    await dashboard.store.upsertManagedKey({ accountId: dashboard.account.id, name: 'shop-key', kind: 'site', siteId: site.id, managedBy: { kind: 'ApiKey', ...managedBy } });
+    await signIn();
+    await goto('/dashboard/sites');
+    await audit();
+    expect(await page.$eval('tbody', (tbody) => tbody.textContent)).to.include('kubectl -n team-a edit sites.viewfinder.dev shop');
+    expect(await page.$$(`a[href="/dashboard/sites/${site.id}"]`)).to.have.length(0);
+    await goto('/dashboard/keys');
+    await audit();
+    expect(await page.$eval('tbody', (tbody) => tbody.textContent)).to.include('kubectl -n team-a edit apikeys.viewfinder.dev shop');
+    expect(await page.$$('a[href$="/regenerate"], a[href$="/delete"]')).to.have.length(0);
+    await goto(`/dashboard/sites/${site.id}`);
+    await audit();
+    expect(await page.$$('form[action^="/dashboard/sites/"]')).to.have.length(0);
+  });
 });

@@ -26,10 +26,15 @@ export function keyKind(key: KeyView): string {
   return key.restrictDomains ? 'Site, restricted to its domains' : 'Site';
 }
 
-/** A management error for the user (400, 404, 409: its message), or a real failure to rethrow. */
+/** A typed error's message, meant for the user (lib/errors.ts); anything else is a real failure, rethrown. */
 export function userMessage(err: unknown): string {
-  if (isHttpError(err) && err.status < 500) return err.message;
+  if (isHttpError(err)) return err.message;
   throw err;
+}
+
+/** The status a page re-rendered with an error answers with: the typed error's own. */
+export function errorStatus(err: unknown): number {
+  return isHttpError(err) ? err.status : 500;
 }
 
 /** The notices a redirect may carry (?notice=…): fixed texts, so the query cannot inject any. */

@@ -4,7 +4,7 @@ import type { PageContext } from '../deps.ts';
 import { checkboxField, csrfField, errorsFor, formError, selectField, textField, type FieldErrors } from '../fields.ts';
 import { field } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { keyKind, managedNote, notice, siteName, timestamp, userMessage } from './common.ts';
+import { errorStatus, keyKind, managedNote, notice, siteName, timestamp, userMessage } from './common.ts';
 
 /**
  * API keys: create (full access, or for one site, restricted or not), regenerate and delete after
@@ -105,7 +105,7 @@ export async function createKey(page: PageContext): Promise<void> {
     });
     issued = await page.ops.createKey(input);
   } catch (err) {
-    await listPage(page, values, errorsFor(userMessage(err), KEY_FIELDS), 400);
+    await listPage(page, values, errorsFor(userMessage(err), KEY_FIELDS), errorStatus(err));
     return;
   }
   issuedPage(page, 'Your new API key', issued);

@@ -5,7 +5,7 @@ import type { PageContext } from '../deps.ts';
 import { csrfField, errorsFor, formError, textField, type FieldErrors } from '../fields.ts';
 import { field } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { managedNote, notice, timestamp, userMessage } from './common.ts';
+import { errorStatus, managedNote, notice, timestamp, userMessage } from './common.ts';
 
 /**
  * Sites: list, create, edit the allowed domains, delete after a confirmation page. Input goes
@@ -73,7 +73,7 @@ export async function createSite(page: PageContext): Promise<void> {
     const input = validateNewSite({ allowedDomains: domainList(values.domains), ...(values.name ? { name: values.name } : {}) });
     await page.ops.createSite(input);
   } catch (err) {
-    await listPage(page, values, errorsFor(userMessage(err), SITE_FIELDS), 400);
+    await listPage(page, values, errorsFor(userMessage(err), SITE_FIELDS), errorStatus(err));
     return;
   }
   page.redirect('/dashboard/sites?notice=site-created');
@@ -108,7 +108,7 @@ export async function updateSite(page: PageContext): Promise<void> {
     const input = validateSiteChange({ allowedDomains: domainList(values.domains), ...(values.name ? { name: values.name } : {}) });
     await page.ops.updateSite(site.id, input);
   } catch (err) {
-    editPage(page, site, values, errorsFor(userMessage(err), SITE_FIELDS), 400);
+    editPage(page, site, values, errorsFor(userMessage(err), SITE_FIELDS), errorStatus(err));
     return;
   }
   page.redirect('/dashboard/sites?notice=site-updated');
