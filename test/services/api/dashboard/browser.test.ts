@@ -207,7 +207,7 @@ describe('dashboard in a real browser (hosted, Chromium, axe-core)', function ()
     await audit();
     expect(await page.$$('svg.chart rect.bar-captures')).to.have.length.greaterThan(0);
     const today = new Date().toISOString().slice(0, 10);
-    const todayRow = await page.$eval(`xpath/.//tr[th[normalize-space()="${today}"]]`, (row) => [...row.children].map((cell) => cell.textContent));
+    const todayRow = await page.$eval(`xpath/.//tr[th[normalize-space()="${today}"]]`, (row) => Array.from(row.children).map((cell) => cell.textContent));
     expect(todayRow.slice(0, 3)).to.deep.equal([today, '1', '0']);
     const totals = await page.$eval('main', (main) => main.textContent ?? '');
     expect(totals).to.include('Docs').and.include('Try it (dashboard)');
