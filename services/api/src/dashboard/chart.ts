@@ -13,7 +13,7 @@ export interface ChartSeries {
 
 const WIDTH = 720;
 const HEIGHT = 220;
-const LEFT = 48;
+const LEFT = 84;
 const BOTTOM = 24;
 const TOP = 8;
 

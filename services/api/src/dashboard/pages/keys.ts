@@ -23,13 +23,13 @@ interface KeyFormValues {
 
 function keyRow(key: KeyView, sites: SiteView[]): SafeHtml {
   return html`<tr>
-    <th scope="row">${key.name}</th>
-    <td>${keyKind(key)}</td>
-    <td>${siteName(sites, key.siteId)}</td>
-    <td><code>${key.prefix}…</code></td>
-    <td>${timestamp(key.createdAt)}</td>
-    <td>${timestamp(key.lastUsedAt)}</td>
-    <td>${key.managedBy ? managedNote(key.managedBy) : html`<a href="/dashboard/keys/${key.id}/regenerate">Regenerate<span class="visually-hidden"> ${key.name}</span></a>
+    <th scope="row" data-label="Name">${key.name}</th>
+    <td data-label="Kind">${keyKind(key)}</td>
+    <td data-label="Site">${siteName(sites, key.siteId)}</td>
+    <td data-label="Prefix"><code>${key.prefix}…</code></td>
+    <td data-label="Created">${timestamp(key.createdAt)}</td>
+    <td data-label="Last used">${timestamp(key.lastUsedAt)}</td>
+    <td data-label="Actions">${key.managedBy ? managedNote(key.managedBy) : html`<a href="/dashboard/keys/${key.id}/regenerate">Regenerate<span class="visually-hidden"> ${key.name}</span></a>
       <a href="/dashboard/keys/${key.id}/delete">Delete<span class="visually-hidden"> ${key.name}</span></a>`}</td>
   </tr>`;
 }
@@ -43,7 +43,7 @@ async function listPage(page: PageContext, values: KeyFormValues = { name: '', s
       <h2 id="keys-list">Your keys</h2>
       ${keys.length === 0
         ? html`<p>No keys yet.</p>`
-        : html`<div class="table-wrap"><table>
+        : html`<div class="table-wrap"><table class="stack">
             <thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Site</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
             <tbody>${keys.map((key) => keyRow(key, sites))}</tbody>
           </table></div>`}

@@ -32,11 +32,11 @@ function siteForm(page: PageContext, action: string, values: { name: string; dom
 
 function siteRow(site: SiteView): SafeHtml {
   return html`<tr>
-    <th scope="row">${site.name}</th>
-    <td><code>${site.id}</code></td>
-    <td>${site.allowedDomains.length === 0 ? html`<span class="muted">none</span>` : site.allowedDomains.join(', ')}</td>
-    <td>${timestamp(site.createdAt)}</td>
-    <td>${site.managedBy ? managedNote(site.managedBy) : html`<a href="/dashboard/sites/${site.id}">Edit<span class="visually-hidden"> ${site.name}</span></a>
+    <th scope="row" data-label="Name">${site.name}</th>
+    <td data-label="ID"><code>${site.id}</code></td>
+    <td data-label="Allowed domains">${site.allowedDomains.length === 0 ? html`<span class="muted">none</span>` : site.allowedDomains.join(', ')}</td>
+    <td data-label="Created">${timestamp(site.createdAt)}</td>
+    <td data-label="Actions">${site.managedBy ? managedNote(site.managedBy) : html`<a href="/dashboard/sites/${site.id}">Edit<span class="visually-hidden"> ${site.name}</span></a>
       <a href="/dashboard/sites/${site.id}/delete">Delete<span class="visually-hidden"> ${site.name}</span></a>`}</td>
   </tr>`;
 }
@@ -50,7 +50,7 @@ async function listPage(page: PageContext, values = { name: '', domains: '' }, e
       <h2 id="sites-list">Your sites</h2>
       ${sites.length === 0
         ? html`<p>No sites yet. A site holds the domains its restricted keys may capture.</p>`
-        : html`<div class="table-wrap"><table>
+        : html`<div class="table-wrap"><table class="stack">
             <thead><tr><th scope="col">Name</th><th scope="col">ID</th><th scope="col">Allowed domains</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead>
             <tbody>${sites.map(siteRow)}</tbody>
           </table></div>`}
