@@ -15,7 +15,10 @@ export interface DashboardConfig {
   sessionIdleMs: number;
   /** A session is over this long after sign-in, however busy. */
   sessionMaxMs: number;
-  /** Sign-in attempts per email, and per client address, in SIGN_IN_WINDOW_SECONDS. */
+  /**
+   * Sign-in attempts per minute per email, and per client address, counted by the API's rate
+   * limiter (rate-limit.ts), so they are shared wherever its counters are.
+   */
   signInLimitPerAccount: number;
   signInLimitPerAddress: number;
   /** Set when a trusted authenticating proxy (oauth2-proxy style) signs users in. */
@@ -30,8 +33,6 @@ export interface SsoConfig {
   secret: string | undefined;
   trustedSources: BlockList | undefined;
 }
-
-export const SIGN_IN_WINDOW_SECONDS = 15 * 60;
 
 export function loadDashboardConfig(env: Env): DashboardConfig {
   return {
