@@ -82,6 +82,8 @@ export async function mongoUserStore(connection: Connection, accountExists: (id:
     },
     deleteSession: async (idHash) => (await Sessions.deleteOne({ _id: idHash })).deletedCount > 0,
     deleteUserSessions: async (userId) => (await Sessions.deleteMany({ userId })).deletedCount,
+    deleteExpiredSessions: async (lastSeenBefore, createdBefore) =>
+      (await Sessions.deleteMany({ $or: [{ lastSeenAt: { $lt: lastSeenBefore } }, { createdAt: { $lt: createdBefore } }] })).deletedCount,
   };
 }
 

@@ -85,6 +85,9 @@ export function sqliteUserStore(db: DatabaseSync, transaction: <T>(work: () => T
     async deleteUserSessions(userId) {
       return Number(run('DELETE FROM sessions WHERE user_id = ?', userId).changes);
     },
+    async deleteExpiredSessions(lastSeenBefore, createdBefore) {
+      return Number(run('DELETE FROM sessions WHERE last_seen_at < ? OR created_at < ?', lastSeenBefore.toISOString(), createdBefore.toISOString()).changes);
+    },
   };
 }
 

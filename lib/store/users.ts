@@ -50,6 +50,8 @@ export interface UserStore {
   deleteSession(idHash: string): Promise<boolean>;
   /** Ends every session of a user (after a password reset); returns how many there were. */
   deleteUserSessions(userId: string): Promise<number>;
+  /** Removes sessions last seen before `lastSeenBefore` or created before `createdBefore`: the expired ones nobody came back to. */
+  deleteExpiredSessions(lastSeenBefore: Date, createdBefore: Date): Promise<number>;
 }
 
 export function normalizeEmail(email: string): string {

@@ -92,5 +92,18 @@ export function userStoreConformance(current: () => { store: Store; account: Acc
       expect(await store.getSession('a2')).to.equal(null);
       expect(await store.getSession('b1')).to.not.equal(null);
     });
+
+    it('removes the sessions idle since a time or created before another, and keeps the rest', async () => {
+      const { store, account } = current();
+      const user = await store.createUser({ accountId: account.id, email: 'a@example.com', passwordHash: hash });
+      const at = (iso: string) => new Date(`2026-01-01T${iso}:00.000Z`);
+      await store.createSession({ ...session(user.id, 'idle', at('00:00')), lastSeenAt: at('01:00') });
+      await store.createSession({ ...session(user.id, 'old', at('00:00')), lastSeenAt: at('05:00') });
+      await store.createSession({ ...session(user.id, 'live', at('03:00')), lastSeenAt: at('05:00') });
+      expect(await store.deleteExpiredSessions(at('02:00'), at('01:00'))).to.equal(2);
+      expect(await store.getSession('idle')).to.equal(null);
+      expect(await store.getSession('old')).to.equal(null);
+      expect(await store.getSession('live')).to.not.equal(null);
+    });
   });
 }

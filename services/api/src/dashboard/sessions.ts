@@ -41,6 +41,8 @@ export function sessionManager(store: Store, config: DashboardConfig, clock: Clo
     async start(ctx: Context, user: User): Promise<Session> {
       const token = randomToken();
       const now = clock();
+      // Expired sessions that nobody came back to are swept here, at the rare moment a session begins.
+      await store.deleteExpiredSessions(new Date(now.getTime() - config.sessionIdleMs), new Date(now.getTime() - config.sessionMaxMs));
       const session = await store.createSession({ idHash: hashToken(token), userId: user.id, csrfToken: randomToken(), createdAt: now, lastSeenAt: now });
       ctx.cookies.set(SESSION_COOKIE, token, { path: COOKIE_PATH, httpOnly: true, sameSite: 'lax', secure: ctx.secure, maxAge: config.sessionMaxMs, overwrite: true });
       return session;

@@ -84,6 +84,9 @@ export function signIn(deps: DashboardDeps): Middleware {
       signInPage(ctx, { email, next, status: 401, errors: { form: WRONG_CREDENTIALS } });
       return;
     }
+    // A new sign-in always gets a new session id: an id planted before sign-in is worth nothing after it.
+    const previous = await sessions.current(ctx);
+    if (previous) await sessions.end(ctx, previous.session);
     await sessions.start(ctx, user);
     deps.logger.info({ requestId: ctx.state.requestId, userId: user.id }, 'Signed a user in to the dashboard');
     ctx.status = 303;

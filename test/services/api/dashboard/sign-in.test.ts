@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
 import { EMAIL, PASSWORD, startDashboard, type DashboardHarness } from './support.ts';
@@ -93,6 +94,16 @@ describe('dashboard sign-in, sessions and CSRF (hosted, over HTTP)', () => {
       }
       dashboard.advance(25 * 60_000);
       expect((await busy.get('/dashboard/sites')).status).to.equal(303);
+    });
+
+    it('sweeps a session that expired unvisited when another one begins', async () => {
+      const { response } = await signIn();
+      const cookie = (response.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('vf_session=')) as string;
+      const idHash = createHash('sha256').update(cookie.slice('vf_session='.length, cookie.indexOf(';'))).digest('hex');
+      expect(await dashboard.store.getSession(idHash)).to.not.equal(null);
+      dashboard.advance(31 * 60_000);
+      await signIn();
+      expect(await dashboard.store.getSession(idHash)).to.equal(null);
     });
 
     it('signs out: the session is gone from the store and its cookie opens nothing', async () => {
