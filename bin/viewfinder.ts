@@ -9,6 +9,7 @@ import packageJson from '../package.json' with { type: 'json' };
 import { ConfigError } from '../lib/env.ts';
 import { isHttpError } from '../lib/errors.ts';
 import { accountOperations, type AccountOperations } from '../lib/management.ts';
+import { registerUserCommands } from './users.ts';
 import { loadStoreConfig, openStore } from '../lib/store/open.ts';
 import type { Store } from '../lib/store/store.ts';
 
@@ -162,6 +163,8 @@ keys
       return key;
     }),
   );
+
+registerUserCommands(program, withStore);
 
 program
   .command('usage')

@@ -65,11 +65,16 @@ export function keyView(key: ApiKey): KeyView {
   };
 }
 
-export function managedConflict(what: 'Site' | 'API key', id: string, managedBy: ManagedBy): Conflict {
+/** The command that changes an object the operator owns: its Kubernetes resource. */
+export function kubectlEditCommand(managedBy: ManagedBy): string {
   const plural = managedBy.kind === 'Site' ? 'sites' : 'apikeys';
+  return `kubectl -n ${managedBy.namespace} edit ${plural}.viewfinder.dev ${managedBy.name}`;
+}
+
+export function managedConflict(what: 'Site' | 'API key', id: string, managedBy: ManagedBy): Conflict {
   return new Conflict(
     `${what} ${id} is managed by Kubernetes: edit the ${managedBy.kind} "${managedBy.name}" in namespace "${managedBy.namespace}" instead ` +
-      `(kubectl -n ${managedBy.namespace} edit ${plural}.viewfinder.dev ${managedBy.name})`,
+      `(${kubectlEditCommand(managedBy)})`,
   );
 }
 
@@ -168,6 +173,10 @@ export function accountOperations(store: Store, accountId: string) {
         view[scope === 'site' ? 'sites' : 'keys'][id] = counts;
       }
       return view;
+    },
+    /** Usage per UTC day from `sinceDay` (YYYY-MM-DD), for the dashboard's chart. */
+    usageHistory(sinceDay: string) {
+      return store.listUsageHistory(accountId, sinceDay);
     },
   };
 }

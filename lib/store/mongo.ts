@@ -1,6 +1,8 @@
 import mongoose, { Schema, type Connection } from 'mongoose';
 import { generateApiKey } from '../api-keys.ts';
 import { Conflict, NotFound } from '../errors.ts';
+import { mongoUsageHistory } from './mongo-usage-history.ts';
+import { mongoUserStore } from './mongo-users.ts';
 import { assertSameAccount, duplicateManagedBy, newId, placeKey } from './rules.ts';
 import type { Account, ApiKey, IssuedKey, ManagedBy, ManagedByRef, NewKey, NewSite, Site, Store, UsageRow } from './store.ts';
 
@@ -176,8 +178,13 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     }
   };
 
+  const users = await mongoUserStore(connection, async (id) => (await Accounts.exists({ _id: id })) !== null);
+  const usageHistory = await mongoUsageHistory(connection);
+
   return {
     backend: 'mongo',
+    ...users,
+    listUsageHistory: usageHistory.listUsageHistory,
 
     async createAccount(input) {
       const created = await Accounts.create({ _id: newId('acct'), name: input.name, rateLimitPerMinute: input.rateLimitPerMinute ?? null, createdAt: new Date() });
@@ -265,6 +272,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
           updateOne: { filter: { scope, id }, update: { $inc: inc, $setOnInsert: { accountId: event.accountId } }, upsert: true },
         })),
       );
+      await usageHistory.recordDay(event);
     },
     async listUsage(accountId) {
       const docs = await Usage.find({ accountId }).sort({ scope: 1, id: 1 }).lean();

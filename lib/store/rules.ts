@@ -7,7 +7,7 @@ import type { ManagedBy, ManagedByRef, NewKey, Site } from './store.ts';
  */
 
 /** `site_3f9c…`: a type prefix makes a pasted id self-explaining; 96 random bits make it unguessable. */
-export function newId(type: 'acct' | 'site' | 'key'): string {
+export function newId(type: 'acct' | 'site' | 'key' | 'user'): string {
   return `${type}_${randomBytes(12).toString('hex')}`;
 }
 
@@ -43,4 +43,8 @@ export function assertSameAccount(existingAccountId: string, wantedAccountId: st
 
 export function duplicateManagedBy(managedBy: ManagedByRef): Conflict {
   return new Conflict(`${managedBy.kind} ${managedBy.namespace}/${managedBy.name} already has an object in the store`);
+}
+
+export function duplicateEmail(email: string): Conflict {
+  return new Conflict(`A user with the email ${email} already exists`);
 }

@@ -4,6 +4,8 @@ import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { generateApiKey } from '../api-keys.ts';
 import { NotFound } from '../errors.ts';
 import { assertSameAccount, duplicateManagedBy, newId, placeKey } from './rules.ts';
+import { sqliteUsageHistory } from './sqlite-usage-history.ts';
+import { sqliteUserStore } from './sqlite-users.ts';
 import type {
   Account,
   ApiKey,
@@ -180,8 +182,12 @@ export function openSqliteStore(options: SqliteOptions): Store {
     return { key: getKey(id) as ApiKey, secret: generated.secret };
   };
 
+  const usageHistory = sqliteUsageHistory(db, transaction);
+
   return {
     backend: 'sqlite',
+    ...sqliteUserStore(db, transaction),
+    ...usageHistory,
 
     async createAccount(input: NewAccount) {
       const id = newId('acct');
@@ -305,6 +311,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
             event.bytes,
           );
         }
+        usageHistory.recordDay(event);
       });
     },
     async listUsage(accountId) {

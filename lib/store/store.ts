@@ -8,6 +8,9 @@
  * (lib/management.ts): the store never checks accounts against each other.
  */
 
+import type { UsageHistoryStore } from './usage-history.ts';
+import type { UserStore } from './users.ts';
+
 /** The Kubernetes object that owns a store object (issue 7's operator). Identity is kind/namespace/name. */
 export interface ManagedBy {
   kind: 'Site' | 'ApiKey';
@@ -110,7 +113,7 @@ export interface UsageEvent {
   bytes: number;
 }
 
-export interface Store {
+export interface Store extends UserStore, UsageHistoryStore {
   readonly backend: 'sqlite' | 'mongo';
 
   createAccount(input: NewAccount): Promise<Account>;

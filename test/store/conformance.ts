@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { hashApiKey, looksLikeApiKey } from '../../lib/api-keys.ts';
 import { BadRequest, Conflict, NotFound } from '../../lib/errors.ts';
 import type { Account, ManagedBy, Store } from '../../lib/store/store.ts';
+import { userStoreConformance } from './users-conformance.ts';
 
 /**
  * The store port's conformance suite. Every backend runs exactly these cases (sqlite.test.ts,
@@ -230,5 +231,22 @@ export function storeConformance(open: () => Promise<Store>, cleanup: (store: St
       expect(find('key', two.key.id)).to.deep.include({ captures: 1, failures: 1, bytes: 500 });
       expect(await store.listUsage(other.id)).to.deep.equal([]);
     });
+
+    it('keeps the same counts per UTC day, from the day asked for', async () => {
+      const site = await store.createSite({ accountId: account.id, name: 'a', allowedDomains: [] });
+      const { key } = await store.createKey({ accountId: account.id, name: '1', kind: 'site', siteId: site.id });
+      await store.recordUsage({ accountId: account.id, siteId: site.id, keyId: key.id, outcome: 'capture', bytes: 700 });
+      await store.recordUsage({ accountId: account.id, siteId: site.id, keyId: key.id, outcome: 'failure', bytes: 0 });
+      const today = new Date().toISOString().slice(0, 10);
+      const history = await store.listUsageHistory(account.id, '2000-01-01');
+      expect(history).to.deep.equal([
+        { day: today, scope: 'key', id: key.id, captures: 1, failures: 1, bytes: 700 },
+        { day: today, scope: 'site', id: site.id, captures: 1, failures: 1, bytes: 700 },
+      ]);
+      expect(await store.listUsageHistory(account.id, '9999-01-01')).to.deep.equal([]);
+      expect(await store.listUsageHistory(other.id, '2000-01-01')).to.deep.equal([]);
+    });
   });
+
+  userStoreConformance(() => ({ store, account, other }));
 }

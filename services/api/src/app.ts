@@ -13,6 +13,8 @@ import type { Store } from '../../../lib/store/store.ts';
 import { requireHostedKey } from './auth/hosted-key.ts';
 import { requireSelfHostedKey } from './auth/self-hosted-key.ts';
 import type { ApiConfig } from './config.ts';
+import { dashboardRoutes } from './dashboard/routes.ts';
+import { sessionManager, type Clock } from './dashboard/sessions.ts';
 import { apiRegistry, httpRequestDuration } from './metrics.ts';
 import { createRateLimiter, type RateLimiter } from './rate-limit.ts';
 import { hostedRoutes } from './routes/api/index.ts';
@@ -34,6 +36,8 @@ export interface AppDeps {
   isShuttingDown?: () => boolean;
   /** The capture metrics of an in-process renderer (instrumentRenderer), served beside the API's own. */
   rendererRegistry?: Registry;
+  /** The dashboard's clock for session expiry; tests move it. */
+  clock?: Clock;
 }
 
 export function createApp(deps: AppDeps): Koa {
@@ -54,10 +58,15 @@ export function createApp(deps: AppDeps): Koa {
   }
   if (config.mode === 'hosted') {
     if (!deps.store) throw new Error('MODE=hosted needs a store');
-    routes.push(...mountHostedRoutes({ store: deps.store, renderer, logger, limiter: deps.limiter ?? createRateLimiter(config.rateLimitPerMinute) }, config));
+    const hosted: HostedDeps = { store: deps.store, renderer, logger, limiter: deps.limiter ?? createRateLimiter(config.rateLimitPerMinute) };
+    routes.push(...mountHostedRoutes(hosted, config));
+    const sessions = sessionManager(deps.store, config.dashboard, deps.clock ?? (() => new Date()));
+    routes.push(...dashboardRoutes({ ...hosted, config: config.dashboard, sessions, bodyLimitBytes: config.bodyLimitBytes }));
   }
 
   const app = new Koa();
+  // Only behind a proxy that sets them may X-Forwarded-Proto (Secure cookies) and -For (client address) be believed.
+  app.proxy = config.dashboard.trustProxy;
   app.use(requestContext(logger));
   app.use(httpMetrics(httpRequestDuration));
   app.use(errorTranslator(logger, config.bodyLimitBytes));

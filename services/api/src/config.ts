@@ -2,6 +2,7 @@ import { ConfigError, readEnum, readInt, readList, readOptionalString, type Env 
 import { loadHttpServiceConfig, type HttpServiceConfig } from '../../../lib/service-process.ts';
 import { loadStoreConfig, type StoreConfig } from '../../../lib/store/open.ts';
 import { loadRendererConfig, type RendererConfig } from '../../renderer/src/config.ts';
+import { loadDashboardConfig, type DashboardConfig } from './dashboard/config.ts';
 
 export const MODES = ['self-hosted', 'hosted'] as const;
 export type Mode = (typeof MODES)[number];
@@ -17,6 +18,8 @@ export interface ApiConfig extends HttpServiceConfig {
   rateLimitPerMinute: number;
   /** Set when RENDERER_URL is: captures go to renderer services over HTTP instead of an in-process pool. */
   remoteRenderer: RemoteRendererConfig | undefined;
+  /** Hosted only: sessions, sign-in limits, single sign-on and TRUST_PROXY (dashboard/config.ts). */
+  dashboard: DashboardConfig;
 }
 
 export interface RemoteRendererConfig {
@@ -42,6 +45,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     remoteRenderer: loadRemoteRendererConfig(env, renderer.captureTimeoutMs),
     store: loadStoreConfig(env),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 60, { min: 1, max: 1_000_000 }),
+    dashboard: loadDashboardConfig(env),
   };
 }
 

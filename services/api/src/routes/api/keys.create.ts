@@ -14,7 +14,7 @@ export const createKeySchema = {
   },
 } as const;
 
-const validate = compileValidator<{ name: string; siteId?: string; restrictDomains?: boolean }>(createKeySchema, []);
+export const validate = compileValidator<{ name: string; siteId?: string; restrictDomains?: boolean }>(createKeySchema, []);
 
 export const createKeyRoute: ApiRoute = {
   method: 'POST',

@@ -13,7 +13,7 @@ export const createSiteSchema = {
   },
 } as const;
 
-const validate = compileValidator<{ name?: string; allowedDomains: string[] }>(createSiteSchema, []);
+export const validate = compileValidator<{ name?: string; allowedDomains: string[] }>(createSiteSchema, []);
 
 export const createSiteRoute: ApiRoute = {
   method: 'POST',

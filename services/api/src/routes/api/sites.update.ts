@@ -10,7 +10,7 @@ export const updateSiteSchema = {
   properties: { name: nameSchema, allowedDomains: { ...allowedDomainsSchema, description: `Replaces the whole list. ${allowedDomainsSchema.description}` } },
 } as const;
 
-const validate = compileValidator<{ name?: string; allowedDomains?: string[] }>(updateSiteSchema, [
+export const validate = compileValidator<{ name?: string; allowedDomains?: string[] }>(updateSiteSchema, [
   (e) => (e.keyword === 'minProperties' ? 'Give allowedDomains or name to change' : undefined),
 ]);
 

@@ -1,0 +1,19 @@
+// The dashboard's only script: copy buttons. Every page works without it; the CSP allows no
+// other script. Confirmations are pages of their own and the usage chart is SVG from the server.
+'use strict';
+
+document.addEventListener('click', async (event) => {
+  const button = event.target instanceof Element ? event.target.closest('button[data-copy]') : null;
+  if (!button) return;
+  const source = document.getElementById(button.getAttribute('data-copy'));
+  const status = document.getElementById('copy-status');
+  if (!source) return;
+  try {
+    await navigator.clipboard.writeText(source.value);
+    if (status) status.textContent = 'Copied to the clipboard.';
+  } catch {
+    // Clipboard access can be refused (no secure context, no permission): select it for Ctrl+C.
+    source.select();
+    if (status) status.textContent = 'Selected: press Ctrl+C (or Cmd+C) to copy.';
+  }
+});

@@ -1,0 +1,52 @@
+import type { Middleware } from 'koa';
+import type { Route } from '../../../../lib/http/routes.ts';
+import { serveAsset } from './assets.ts';
+import { signedInPage, type DashboardDeps, type PageHandler } from './deps.ts';
+import { formBody } from './forms.ts';
+import type { Section } from './layout.ts';
+import { confirmKeyDeletion, confirmKeyRegeneration, createKey, deleteKey, regenerateKey, showKeys } from './pages/keys.ts';
+import { confirmSiteDeletion, createSite, deleteSite, showSite, showSites, updateSite } from './pages/sites.ts';
+import { captureTry, showTry } from './pages/try.ts';
+import { showUsage } from './pages/usage.ts';
+import { showSignIn, signIn, signOut } from './sign-in.ts';
+
+/**
+ * The dashboard (MODE=hosted): server-rendered pages under /dashboard, over the same management
+ * operations as the JSON API. Forms post, then redirect (POST → 303 → GET).
+ */
+export function dashboardRoutes(deps: DashboardDeps): Route[] {
+  const page = (method: 'GET' | 'POST', path: string, section: Section, handler: PageHandler): Route => ({
+    method,
+    path,
+    handlers: signedInPage(deps, method, section, handler),
+  });
+  const toSites: Middleware = (ctx) => {
+    ctx.status = 303;
+    ctx.redirect('/dashboard/sites');
+  };
+  return [
+    { method: 'GET', path: '/dashboard', handlers: [toSites] },
+    { method: 'GET', path: '/dashboard/assets/:file', handlers: [serveAsset()] },
+    { method: 'GET', path: '/dashboard/sign-in', handlers: [showSignIn()] },
+    { method: 'POST', path: '/dashboard/sign-in', handlers: [...formBody(deps.bodyLimitBytes), signIn(deps)] },
+    { method: 'POST', path: '/dashboard/sign-out', handlers: [...formBody(deps.bodyLimitBytes), signOut(deps)] },
+
+    page('GET', '/dashboard/sites', 'sites', showSites),
+    page('POST', '/dashboard/sites', 'sites', createSite),
+    page('GET', '/dashboard/sites/:siteId', 'sites', showSite),
+    page('POST', '/dashboard/sites/:siteId', 'sites', updateSite),
+    page('GET', '/dashboard/sites/:siteId/delete', 'sites', confirmSiteDeletion),
+    page('POST', '/dashboard/sites/:siteId/delete', 'sites', deleteSite),
+
+    page('GET', '/dashboard/keys', 'keys', showKeys),
+    page('POST', '/dashboard/keys', 'keys', createKey),
+    page('GET', '/dashboard/keys/:keyId/regenerate', 'keys', confirmKeyRegeneration),
+    page('POST', '/dashboard/keys/:keyId/regenerate', 'keys', regenerateKey),
+    page('GET', '/dashboard/keys/:keyId/delete', 'keys', confirmKeyDeletion),
+    page('POST', '/dashboard/keys/:keyId/delete', 'keys', deleteKey),
+
+    page('GET', '/dashboard/usage', 'usage', showUsage),
+    page('GET', '/dashboard/try', 'try', showTry),
+    page('POST', '/dashboard/try', 'try', captureTry(deps)),
+  ];
+}

@@ -1,0 +1,236 @@
+import { expect } from 'chai';
+import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
+import request from 'supertest';
+import { chromiumLaunchOptions } from '../../../../services/renderer/src/pool.ts';
+import { seriousAxeViolations } from '../../../support/axe.ts';
+import { startFixtureServer, type FixtureServer } from '../../../support/fixture-server.ts';
+import { testConfig } from '../../../support/harness.ts';
+import { EMAIL, PASSWORD, startDashboard, type DashboardHarness } from './support.ts';
+
+/**
+ * The dashboard in real Chromium (puppeteer-core on Debian's Chromium), driven with the keyboard
+ * and the mouse as a person would: sign in, create a site and a restricted key, capture with it
+ * through /api/screenshot, change the domains, regenerate and delete; and the refusals: a wrong
+ * password, a missing CSRF token, an expired session. axe-core audits every page on the way.
+ */
+describe('dashboard in a real browser (hosted, Chromium, axe-core)', function () {
+  this.timeout(300_000);
+  let dashboard: DashboardHarness;
+  let fixtures: FixtureServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let origin: string;
+  const cspViolations: string[] = [];
+
+  before(async () => {
+    fixtures = await startFixtureServer();
+    browser = await puppeteer.launch(chromiumLaunchOptions(testConfig().renderer));
+  });
+  after(async () => {
+    await browser?.close();
+    await fixtures?.close();
+  });
+  beforeEach(async () => {
+    dashboard = await startDashboard();
+    origin = await dashboard.listen();
+    // A context of its own per test: no cookie carries over from one test to the next.
+    context = await browser.createBrowserContext();
+    page = await context.newPage();
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
+  });
+  afterEach(async () => {
+    await context.close();
+    await dashboard.close();
+  });
+
+  /** The current page has no serious or critical axe violation, and the CSP refused nothing so far. */
+  const audit = async () => {
+    const violations = (await seriousAxeViolations(page)).map((v) => `${v.impact} ${v.id}: ${v.help} (${v.targets.join(', ')})`);
+    expect(violations, `axe on "${await page.title()}"`).to.deep.equal([]);
+    expect(cspViolations, 'CSP violations').to.deep.equal([]);
+  };
+  const heading = () => page.$eval('h1', (h1) => h1.textContent);
+  const goto = async (path: string) => {
+    const response = await page.goto(`${origin}${path}`);
+    return response?.status();
+  };
+  /** Submits with the keyboard: focus in the form, Enter on its submit button. */
+  const submit = async (buttonText: string) => {
+    const [button] = await page.$$(`xpath/.//button[normalize-space()="${buttonText}"]`);
+    if (!button) throw new Error(`no button "${buttonText}" on ${page.url()}`);
+    await button.focus();
+    await Promise.all([page.waitForNavigation(), page.keyboard.press('Enter')]);
+  };
+  const signIn = async (password = PASSWORD) => {
+    await goto('/dashboard/sites');
+    expect(await heading()).to.equal('Sign in');
+    await page.focus('#field-email');
+    await page.keyboard.type(EMAIL);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(password);
+    await Promise.all([page.waitForNavigation(), page.keyboard.press('Enter')]);
+  };
+  const capture = (key: string, url: string) => request(origin).post('/api/screenshot').set('X-API-Key', key).send({ url });
+  const fieldError = (name: string) => page.$eval(`#field-${name}-error`, (p) => p.textContent);
+
+  it('takes a new user from sign-in to a restricted key that captures, obeys domain changes, regenerates and is deleted', async () => {
+    await goto('/dashboard/sign-in');
+    await audit();
+    await signIn();
+    expect(await heading()).to.equal('Sites');
+    await audit();
+
+    // A site, first with a domain the management API refuses: its message sits next to the field.
+    await page.type('#field-name', 'Shop');
+    await page.type('#field-allowedDomains', 'https://example.com/path');
+    await submit('Create site');
+    expect(await fieldError('allowedDomains')).to.match(/^allowedDomains: "https:\/\/example.com\/path" is not a host name/);
+    expect(await page.$eval('#field-allowedDomains', (el) => el.getAttribute('aria-invalid'))).to.equal('true');
+    await audit();
+    await page.$eval('#field-allowedDomains', (el) => ((el as HTMLTextAreaElement).value = ''));
+    await page.type('#field-allowedDomains', '127.0.0.1');
+    await submit('Create site');
+    expect(page.url()).to.equal(`${origin}/dashboard/sites?notice=site-created`);
+    const [site] = await dashboard.store.listSites(dashboard.account.id);
+    expect(site).to.deep.include({ name: 'Shop', allowedDomains: ['127.0.0.1'] });
+
+    // A restricted key for that site, shown once with a copy button.
+    await goto('/dashboard/keys');
+    await audit();
+    await page.type('#field-name', 'widget');
+    await page.select('#field-siteId', site!.id);
+    await page.click('#field-restrictDomains');
+    await submit('Create key');
+    expect(await heading()).to.equal('Your new API key');
+    await audit();
+    const key = await page.$eval('#issued-key', (input) => (input as HTMLInputElement).value);
+    expect(key).to.match(/^vf_[\w-]{43}$/);
+    await page.click('button[data-copy="issued-key"]');
+    await page.waitForFunction(() => document.getElementById('copy-status')?.textContent !== '');
+    await goto('/dashboard/keys');
+    const listed = await page.$eval('tbody', (tbody) => tbody.textContent ?? '');
+    expect(listed).to.include('widget').and.include('Site, restricted to its domains').and.include('Shop').and.include(`${key.slice(0, 11)}`);
+    expect(await page.content()).to.not.include(key);
+
+    // The key captures an allowed host, and is refused another.
+    const localhostUrl = `http://app.localhost:${new URL(fixtures.origin).port}/simple`;
+    expect((await capture(key, fixtures.url('/simple'))).status).to.equal(200);
+    expect((await capture(key, localhostUrl)).status).to.equal(403);
+
+    // A domain change applies to the very next capture.
+    await goto(`/dashboard/sites/${site!.id}`);
+    await audit();
+    await page.$eval('#field-allowedDomains', (el) => ((el as HTMLTextAreaElement).value = ''));
+    await page.type('#field-allowedDomains', 'localhost');
+    await submit('Save');
+    expect(page.url()).to.equal(`${origin}/dashboard/sites?notice=site-updated`);
+    expect((await capture(key, fixtures.url('/simple'))).status).to.equal(403);
+    expect((await capture(key, localhostUrl)).status).to.equal(200);
+
+    // Regenerate after a confirmation: the old key answers 401, the new one works.
+    const [stored] = await dashboard.store.listKeys(dashboard.account.id);
+    await goto(`/dashboard/keys/${stored!.id}/regenerate`);
+    await audit();
+    await submit('Regenerate key widget');
+    const fresh = await page.$eval('#issued-key', (input) => (input as HTMLInputElement).value);
+    expect(fresh).to.not.equal(key);
+    expect((await capture(key, localhostUrl)).status).to.equal(401);
+    expect((await capture(fresh, localhostUrl)).status).to.equal(200);
+
+    // Delete after a confirmation: the key stops working.
+    await goto(`/dashboard/keys/${stored!.id}/delete`);
+    await audit();
+    await submit('Delete key widget');
+    expect(page.url()).to.equal(`${origin}/dashboard/keys?notice=key-deleted`);
+    expect((await capture(fresh, localhostUrl)).status).to.equal(401);
+
+    // And the site, after its confirmation page.
+    await goto(`/dashboard/sites/${site!.id}/delete`);
+    await audit();
+    await submit('Delete site Shop');
+    expect(await dashboard.store.listSites(dashboard.account.id)).to.deep.equal([]);
+  });
+
+  it('refuses a wrong password with the error on the page and no session', async () => {
+    await signIn('not the password');
+    expect(await heading()).to.equal('Sign in');
+    expect(await page.$eval('.form-error', (p) => p.textContent)).to.equal('The email or the password is incorrect.');
+    await audit();
+    expect((await page.cookies()).map((c) => c.name)).to.not.include('vf_session');
+    expect(await goto('/dashboard/sites')).to.equal(200);
+    expect(await heading()).to.equal('Sign in');
+  });
+
+  it('refuses a form posted without its CSRF token, and creates nothing', async () => {
+    await signIn();
+    await page.type('#field-allowedDomains', 'example.com');
+    await page.$eval('form[action="/dashboard/sites"] input[name="_csrf"]', (input) => input.remove());
+    const [response] = await Promise.all([page.waitForNavigation(), page.click('form[action="/dashboard/sites"] button[type="submit"]')]);
+    expect(response?.status()).to.equal(403);
+    expect(await page.$eval('body', (body) => body.textContent)).to.include('Invalid or missing CSRF token');
+    expect(await dashboard.store.listSites(dashboard.account.id)).to.deep.equal([]);
+  });
+
+  it('sends an expired session back to sign-in, and a post from it changes nothing', async () => {
+    await signIn();
+    await page.type('#field-allowedDomains', 'example.com');
+    dashboard.advance(31 * 60_000);
+    await submit('Create site');
+    expect(await heading()).to.equal('Sign in');
+    expect(await dashboard.store.listSites(dashboard.account.id)).to.deep.equal([]);
+    expect(await goto('/dashboard/keys')).to.equal(200);
+    expect(await heading()).to.equal('Sign in');
+  });
+  it('captures in Try it under the account with no key in the page, and shows it in the usage chart', async () => {
+    const site = await dashboard.store.createSite({ accountId: dashboard.account.id, name: 'Docs', allowedDomains: [] });
+    await signIn();
+    await goto('/dashboard/try');
+    await audit();
+    await page.type('#field-url', 'not a url');
+    await submit('Capture');
+    expect(await fieldError('url')).to.equal('Invalid URL: a valid http or https URL is required');
+    await audit();
+    await page.$eval('#field-url', (el) => ((el as HTMLInputElement).value = ''));
+    await page.type('#field-url', fixtures.url('/geometry'));
+    await submit('Capture');
+    await page.waitForSelector('img.screenshot');
+    const size = await page.$eval('img.screenshot', (img) => [(img as HTMLImageElement).naturalWidth, (img as HTMLImageElement).naturalHeight]);
+    expect(size).to.deep.equal([1280, 720]);
+    await audit();
+    expect(await page.content()).to.not.match(/vf_[\w-]{43}/);
+    expect(await dashboard.store.listKeys(dashboard.account.id)).to.deep.equal([]);
+
+    await goto('/dashboard/usage');
+    await audit();
+    expect(await page.$$('svg.chart rect.bar-captures')).to.have.length.greaterThan(0);
+    const today = new Date().toISOString().slice(0, 10);
+    const todayRow = await page.$eval(`xpath/.//tr[th[normalize-space()="${today}"]]`, (row) => Array.from(row.children).map((cell) => cell.textContent));
+    expect(todayRow.slice(0, 3)).to.deep.equal([today, '1', '0']);
+    const totals = await page.$eval('main', (main) => main.textContent ?? '');
+    expect(totals).to.include('Docs').and.include('Try it (dashboard)');
+    await page.select('#field-of', `site:${site.id}`);
+    await submit('Show');
+    expect(page.url()).to.equal(`${origin}/dashboard/usage?of=site%3A${site.id}`);
+  });
+
+  it('shows sites and keys owned by the operator read-only, with the kubectl command that changes them', async () => {
+    const managedBy = { namespace: 'team-a', name: 'shop', uid: 'uid-1' };
+    const site = await dashboard.store.upsertManagedSite({ accountId: dashboard.account.id, name: 'shop', allowedDomains: ['example.com'], managedBy: { kind: 'Site', ...managedBy } });
+    await dashboard.store.upsertManagedKey({ accountId: dashboard.account.id, name: 'shop-key', kind: 'site', siteId: site.id, managedBy: { kind: 'ApiKey', ...managedBy } });
+    await signIn();
+    await goto('/dashboard/sites');
+    await audit();
+    expect(await page.$eval('tbody', (tbody) => tbody.textContent)).to.include('kubectl -n team-a edit sites.viewfinder.dev shop');
+    expect(await page.$$(`a[href="/dashboard/sites/${site.id}"]`)).to.have.length(0);
+    await goto('/dashboard/keys');
+    await audit();
+    expect(await page.$eval('tbody', (tbody) => tbody.textContent)).to.include('kubectl -n team-a edit apikeys.viewfinder.dev shop');
+    expect(await page.$$('a[href$="/regenerate"], a[href$="/delete"]')).to.have.length(0);
+    await goto(`/dashboard/sites/${site.id}`);
+    await audit();
+    expect(await page.$$('form[action^="/dashboard/sites/"]')).to.have.length(0);
+  });
+});

@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type Koa from 'koa';
+import { hashPassword } from '../../../../lib/passwords.ts';
+import { openStore } from '../../../../lib/store/open.ts';
+import type { Account, Store } from '../../../../lib/store/store.ts';
+import type { User } from '../../../../lib/store/users.ts';
+import { createApp } from '../../../../services/api/src/app.ts';
+import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
+
+export const EMAIL = 'ada@example.com';
+export const PASSWORD = 'correct horse battery';
+
+/**
+ * A hosted API on a fresh embedded store with one account and one dashboard user, as
+ * `viewfinder accounts create` and `viewfinder users create` leave a real install. The clock is
+ * the test's: `advance` moves it, for session expiry.
+ */
+export interface DashboardHarness {
+  app: Koa;
+  store: Store;
+  account: Account;
+  user: User;
+  /** http://127.0.0.1:port once `listen` has run. */
+  origin: string;
+  listen(): Promise<string>;
+  advance(ms: number): void;
+  close(): Promise<void>;
+}
+
+export async function startDashboard(env: Record<string, string> = {}): Promise<DashboardHarness> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-dashboard-'));
+  const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, ...env });
+  const store = await openStore(config.store);
+  const account = await store.createAccount({ name: 'Acme' });
+  const user = await store.createUser({ accountId: account.id, email: EMAIL, passwordHash: await hashPassword(PASSWORD) });
+  let offsetMs = 0;
+  const app = createApp({ config, renderer: await sharedRenderer(), logger: silentLogger, store, clock: () => new Date(Date.now() + offsetMs) });
+  let server: http.Server | undefined;
+
+  const harness: DashboardHarness = {
+    app,
+    store,
+    account,
+    user,
+    origin: '',
+    async listen() {
+      server = http.createServer(app.callback());
+      await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+      harness.origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      return harness.origin;
+    },
+    advance(ms) {
+      offsetMs += ms;
+    },
+    async close() {
+      if (server) {
+        server.closeAllConnections();
+        await new Promise((resolve) => server?.close(resolve));
+      }
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return harness;
+}
