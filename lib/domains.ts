@@ -30,6 +30,15 @@ export function hostMatches(host: string, allowed: readonly string[]): boolean {
 }
 
 /**
+ * The one wording of a domain refusal (403), whether the API refuses the URL asked for or the
+ * renderer refuses where the page went; `how` says how the capture got there, `site` names the site.
+ */
+export function domainRefusal(host: string | undefined, how?: string, site?: string): string {
+  const where = site === undefined ? 'the allowed domains' : `the allowed domains of site ${site}`;
+  return `Domain not allowed: ${host ?? 'this host'} is not among ${where}${how === undefined ? '' : ` (${how})`}`;
+}
+
+/**
  * Validates and normalizes one allowedDomains entry as written by a user: a bare host name or IP
  * literal. A leading `*.` is accepted and dropped, because subdomains are always included;
  * anything else that is not a host (a scheme, a path, a port, userinfo, another wildcard) is a 400.
