@@ -99,8 +99,8 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
   let latestBrowser: Browser | undefined;
   let closed: Promise<void> | undefined;
 
-  const swept = await sweepStaleBrowserDirs(config.tempRoot);
-  if (swept > 0) log.warn({ directories: swept, root: config.tempRoot }, 'Removed browser directories left by a service that died');
+  const swept = await sweepStaleBrowserDirs(config.tempRoot, config.runtimeRoot);
+  if (swept > 0) log.warn({ directories: swept, root: config.tempRoot, runtimeRoot: config.runtimeRoot }, 'Removed browser directories left by a service that died');
 
   const guard = createNetworkGuard(config.networkAllowlist);
   const proxy = await startFilteringProxy(guard, logger);
@@ -110,7 +110,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
   const cluster: Cluster<CaptureJob, CaptureResult> = await Cluster.launch({
     concurrency: warmContextConcurrency({
       prepareLaunch: async () => {
-        const dirs = await createBrowserDirs(config.tempRoot);
+        const dirs = await createBrowserDirs(config.tempRoot, config.runtimeRoot);
         return {
           // The environment passes through unchanged apart from TMPDIR, which keeps Chromium's
           // temporary files inside the directory that is removed with it.
