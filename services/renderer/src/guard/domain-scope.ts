@@ -42,10 +42,25 @@ export async function enforceDomainScope(page: Page, allowedDomains: readonly st
   };
 
   const session = await page.createCDPSession();
+  // Iframes are told apart from the main frame by being known children, not the main frame by its
+  // id: a main frame can be swapped for another (a prerendered page's, on activation), and a
+  // document of a frame nobody announced is then checked rather than let through. A frame is
+  // announced on this session before any navigation of its own can start.
+  const childFrames = new Set<string>();
+  session.on('Page.frameAttached', ({ frameId, parentFrameId }: Protocol.Page.FrameAttachedEvent) => {
+    if (parentFrameId) childFrames.add(frameId);
+  });
+  await session.send('Page.enable');
   const { frameTree } = await session.send('Page.getFrameTree');
-  const mainFrameId = frameTree.frame.id;
+  const addChildren = (tree: Protocol.Page.FrameTree) => {
+    for (const child of tree.childFrames ?? []) {
+      childFrames.add(child.frame.id);
+      addChildren(child);
+    }
+  };
+  addChildren(frameTree);
   session.on('Fetch.requestPaused', ({ requestId, request, frameId }: Protocol.Fetch.RequestPausedEvent) => {
-    const allowed = frameId !== mainFrameId || inScope(request.url);
+    const allowed = childFrames.has(frameId) || inScope(request.url);
     if (!allowed) refuse(request.url);
     const answer = allowed
       ? session.send('Fetch.continueRequest', { requestId })

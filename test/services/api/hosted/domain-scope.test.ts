@@ -1,11 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { apiRegistry } from '../../../../services/api/src/metrics.ts';
 import { createRemoteRenderer } from '../../../../services/api/src/remote-renderer.ts';
 import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { page } from '../../../support/fixture-server.ts';
 import { decodeDataUri, sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
-import { startRendererService, type RendererService } from '../../../support/renderer-service.ts';
+import { sampleValue, startRendererService, type RendererService } from '../../../support/renderer-service.ts';
 import { startHosted, type HostedHarness } from './support.ts';
 
 /**
@@ -64,10 +65,13 @@ async function startSites(): Promise<Sites> {
         return html('', { head: `<script>top.location.href = ${JSON.stringify(to)}</script>` });
       case '/popup':
         return html('<h1>opener</h1>', { style: full, head: `<script>addEventListener('load', () => window.open(${JSON.stringify(to)}))</script>` });
+      case '/framed':
+        // A page in an iframe that has an iframe of its own.
+        return html('<iframe src="/page" style="border:0;width:100%;height:100%"></iframe>', { style: full });
       case '/mixed':
-        // An allowed page that uses another host for its stylesheet, script, image and an iframe.
+        // An allowed page that uses another host for its stylesheet, script, image and (nested) iframes.
         return html(
-          `<img src="${to}/pixel.svg" width="20" height="20"><iframe src="${to}/page" style="position:fixed;right:0;bottom:0;width:40px;height:40px;border:0"></iframe>`,
+          `<img src="${to}/pixel.svg" width="20" height="20"><iframe src="${to}/framed" style="position:fixed;right:0;bottom:0;width:40px;height:40px;border:0"></iframe>`,
           { style: full, head: `<link rel="stylesheet" href="${to}/style.css"><script src="${to}/script.js"></script>` },
         );
       case '/pixel.svg':
@@ -152,9 +156,12 @@ for (const [name, startRenderer] of renderers) {
       expect(sites.hits(FOREIGN, foreignPath), `${FOREIGN} was asked for ${foreignPath}`).to.equal(0);
     }
 
-    it('answers 403 for an open redirect (302) to a foreign host, which never gets the request', async () => {
+    it('answers 403 for an open redirect (302) to a foreign host, which never gets the request, and counts it', async () => {
+      const refusals = async () => (await sampleValue(apiRegistry, 'viewfinder_auth_failures_total', { reason: 'domain_forbidden' })) ?? 0;
+      const before = await refusals();
       await expectRefused(sites.url(ALLOWED, `/redirect?to=${encodeURIComponent(sites.url(FOREIGN, '/page'))}`));
       expect(sites.hits(ALLOWED, '/redirect')).to.equal(1);
+      expect(await refusals()).to.equal(before + 1);
     });
 
     it('answers 403 for a chain allowed → allowed subdomain → foreign, at the last hop', async () => {
@@ -189,13 +196,13 @@ for (const [name, startRenderer] of renderers) {
       expect(sites.hits(ALLOWED, '/top-away')).to.equal(1);
     });
 
-    it('captures an allowed page whose stylesheet, script, image and iframe come from a foreign host', async () => {
+    it('captures an allowed page whose stylesheet, script, image and nested iframes come from a foreign host', async () => {
       const response = await capture(restrictedKey, sites.url(ALLOWED, `/mixed?to=${encodeURIComponent(sites.url(FOREIGN, ''))}`));
       expect(response.status, JSON.stringify(response.body).slice(0, 300)).to.equal(200);
       const image = decodeDataUri(response.body.image);
       expect(image.rgb(640, 360)).to.deep.equal(GREEN);
       expect(image.rgb(1260, 700), 'the foreign iframe (red) is shown').to.deep.equal([255, 0, 0]);
-      for (const path of ['/style.css', '/script.js', '/pixel.svg', '/page']) expect(sites.hits(FOREIGN, path), path).to.equal(1);
+      for (const path of ['/style.css', '/script.js', '/pixel.svg', '/framed', '/page']) expect(sites.hits(FOREIGN, path), path).to.equal(1);
     });
 
     it('captures a page whose pop-up would open a foreign host: Chromium blocks it, and it is never the capture', async () => {

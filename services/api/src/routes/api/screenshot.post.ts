@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import { domainRefusal, hostMatches, hostOfUrl } from '../../../../../lib/domains.ts';
+import { domainRefusal, hostMatches, hostOfUrl, isDomainRefusal } from '../../../../../lib/domains.ts';
 import { BadRequest, Forbidden, NotFound, Unauthorized } from '../../../../../lib/errors.ts';
 import type { ApiKey, Site, Store } from '../../../../../lib/store/store.ts';
 import { principalOf } from '../../auth/hosted-key.ts';
@@ -116,6 +116,8 @@ export const hostedScreenshotRoute: ApiRoute = {
         const scope = key.restrictDomains ? { allowedDomains: site.allowedDomains } : {};
         response = await captureResponse(ctx, renderer, { ...toCaptureRequest(body), ...scope }, started);
       } catch (err) {
+        // The page went outside the domains: the same refusal as for the URL, found later.
+        if (isDomainRefusal(err)) recordAuthFailure('domain_forbidden');
         await store.recordUsage({ ...usage, outcome: 'failure', bytes: 0 }).catch((usageErr: unknown) => logger.error({ err: usageErr }, 'Failed to record usage'));
         throw err;
       }
