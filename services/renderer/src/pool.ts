@@ -268,7 +268,7 @@ async function runCapture(
     if (refused) throw refused;
     return result;
   } finally {
-    await scope?.stop();
+    scope?.stop();
     navigations.stop();
     job.signal.removeEventListener('abort', onAbort);
   }

@@ -21,7 +21,8 @@ import { Forbidden } from '../../../../lib/errors.ts';
 export interface DomainScope {
   /** Why the capture must not be returned: the main frame went, or tried to go, outside the domains. */
   refusal(): Forbidden | undefined;
-  stop(): Promise<void>;
+  /** Stops watching; the session is let go in the background, since the page is done with. */
+  stop(): void;
 }
 
 /** Throws when `url` itself is outside the domains; the renderer's own check before it navigates. */
@@ -50,15 +51,6 @@ export async function enforceDomainScope(page: Page, allowedDomains: readonly st
   session.on('Page.frameAttached', ({ frameId, parentFrameId }: Protocol.Page.FrameAttachedEvent) => {
     if (parentFrameId) childFrames.add(frameId);
   });
-  await session.send('Page.enable');
-  const { frameTree } = await session.send('Page.getFrameTree');
-  const addChildren = (tree: Protocol.Page.FrameTree) => {
-    for (const child of tree.childFrames ?? []) {
-      childFrames.add(child.frame.id);
-      addChildren(child);
-    }
-  };
-  addChildren(frameTree);
   session.on('Fetch.requestPaused', ({ requestId, request, frameId }: Protocol.Fetch.RequestPausedEvent) => {
     const allowed = childFrames.has(frameId) || inScope(request.url);
     if (!allowed) refuse(request.url);
@@ -68,7 +60,19 @@ export async function enforceDomainScope(page: Page, allowedDomains: readonly st
     // The page may close with the request paused; nothing then waits for the answer.
     answer.catch(() => undefined);
   });
-  await session.send('Fetch.enable', { patterns: [{ urlPattern: '*', resourceType: 'Document', requestStage: 'Request' }] });
+  // Sent together rather than one after another: on a loaded machine every round trip counts.
+  const [, { frameTree }] = await Promise.all([
+    session.send('Page.enable'),
+    session.send('Page.getFrameTree'),
+    session.send('Fetch.enable', { patterns: [{ urlPattern: '*', resourceType: 'Document', requestStage: 'Request' }] }),
+  ]);
+  const addChildren = (tree: Protocol.Page.FrameTree) => {
+    for (const child of tree.childFrames ?? []) {
+      childFrames.add(child.frame.id);
+      addChildren(child);
+    }
+  };
+  addChildren(frameTree);
 
   const onCommit = (frame: Frame) => {
     if (frame !== page.mainFrame()) return;
@@ -80,9 +84,9 @@ export async function enforceDomainScope(page: Page, allowedDomains: readonly st
 
   return {
     refusal: () => refusal,
-    async stop() {
+    stop() {
       page.off('framenavigated', onCommit);
-      await session.detach().catch(() => undefined);
+      session.detach().catch(() => undefined);
     },
   };
 }
