@@ -4,10 +4,11 @@ import path from 'node:path';
 
 /**
  * Every Chromium gets its own directory, `<root>/<pid of the service>-<random>`, holding its
- * profile (`profile/`), and a TMPDIR of the same name under the runtime root, so nothing it writes
- * lands loose in /tmp. The runtime root is the root itself unless that is too long (see
- * config.ts's chromiumRuntimeRoot): Chromium puts its SingletonSocket in a folder of its TMPDIR,
- * and a Unix socket's path holds at most 107 bytes.
+ * profile (`profile/`), and one of the same name under the runtime root holding its TMPDIR
+ * (`tmp/`), so nothing it writes lands loose in /tmp. The runtime root is the root itself unless
+ * that is too long, and then both are one directory (see config.ts's chromiumRuntimeRoot):
+ * Chromium puts its SingletonSocket in a folder of its TMPDIR, and a Unix socket's path holds at
+ * most 107 bytes.
  * Both go when the browser closes, and a service that was SIGKILLed leaves no lasting garbage
  * either: the next one to start on the same roots kills the orphaned Chromium and removes its
  * directories.
@@ -29,14 +30,13 @@ export async function createBrowserDirs(root: string, runtimeRoot = root): Promi
   await Promise.all([...new Set([root, runtimeRoot])].map(ensurePrivateRoot));
   const name = `${process.pid}-${randomBytes(6).toString('hex')}`;
   const dir = path.join(root, name);
-  // With one root, the browser's directory is its TMPDIR too: the shortest path it can have there.
-  const tempDir = path.join(runtimeRoot, name);
-  const own = [...new Set([dir, tempDir])];
+  const own = [...new Set([dir, path.join(runtimeRoot, name)])];
   // Claimed before they exist, so that a sweep running meanwhile in this process never takes them.
   for (const claimed of own) liveDirs.add(claimed);
   await Promise.all(own.map((created) => fs.mkdir(created, { mode: 0o700 })));
   const userDataDir = path.join(dir, 'profile');
-  await fs.mkdir(userDataDir);
+  const tempDir = path.join(runtimeRoot, name, 'tmp');
+  await Promise.all([fs.mkdir(userDataDir), fs.mkdir(tempDir)]);
   return {
     dir,
     userDataDir,

@@ -54,9 +54,9 @@ function defaultCacheDir(env: Env): string {
 /**
  * Chromium binds its SingletonSocket at `$TMPDIR/org.chromium.Chromium.XXXXXX/SingletonSocket`
  * (45 bytes past TMPDIR), and a Unix socket's path holds at most 107 bytes. A browser's TMPDIR is
- * `<runtime root>/<pid>-<12 hex digits>` (at most 21 bytes more), which leaves the root 41.
+ * `<runtime root>/<pid>-<12 hex digits>/tmp` (at most 25 bytes more), which leaves the root 37.
  */
-export const MAX_RUNTIME_ROOT_BYTES = 107 - 45 - 21;
+export const MAX_RUNTIME_ROOT_BYTES = 107 - 45 - 25;
 
 /**
  * Where browsers get their TMPDIR: the temp root when it is short enough; else a folder in

@@ -15,11 +15,13 @@ describe('per-browser directories and the start-up sweep', () => {
   /** A pid that is certainly not running: above the kernel's pid_max. */
   const DEAD_PID = 4_194_305;
 
-  it('creates <root>/<pid>-<random> with a profile inside, the browser\'s TMPDIR as well, and removes it', async () => {
+  it('creates a profile and a tmp directory under <root>/<pid>-<random>, and removes them', async () => {
     const dirs = await createBrowserDirs(root);
     expect(path.basename(dirs.dir)).to.match(new RegExp(`^${process.pid}-[0-9a-f]{12}$`));
+    expect(dirs.userDataDir).to.equal(path.join(dirs.dir, 'profile'));
+    expect(dirs.tempDir).to.equal(path.join(dirs.dir, 'tmp'));
     expect(fs.statSync(dirs.userDataDir).isDirectory()).to.equal(true);
-    expect(dirs.tempDir).to.equal(dirs.dir);
+    expect(fs.statSync(dirs.tempDir).isDirectory()).to.equal(true);
     await dirs.remove();
     expect(fs.readdirSync(root)).to.deep.equal([]);
   });
@@ -68,7 +70,7 @@ describe('per-browser directories and the start-up sweep', () => {
       const dirs = await createBrowserDirs(root, runtimeRoot);
       expect(path.dirname(dirs.userDataDir)).to.equal(dirs.dir);
       expect(path.dirname(dirs.dir)).to.equal(root);
-      expect(dirs.tempDir).to.equal(path.join(runtimeRoot, path.basename(dirs.dir)));
+      expect(dirs.tempDir).to.equal(path.join(runtimeRoot, path.basename(dirs.dir), 'tmp'));
       expect(fs.statSync(dirs.tempDir).isDirectory()).to.equal(true);
       await dirs.remove();
       expect(fs.readdirSync(root)).to.deep.equal([]);
@@ -108,11 +110,11 @@ describe("Chromium's runtime root: short enough for its SingletonSocket", () => 
 
   it('is a folder in /tmp when there is no XDG_RUNTIME_DIR, or it is too long as well', () => {
     expect(chromiumRuntimeRoot(long, {})).to.equal(`/tmp/viewfinder-${uid}`);
-    expect(chromiumRuntimeRoot(long, { XDG_RUNTIME_DIR: `/${'r'.repeat(40)}` })).to.equal(`/tmp/viewfinder-${uid}`);
+    expect(chromiumRuntimeRoot(long, { XDG_RUNTIME_DIR: `/${'r'.repeat(30)}` })).to.equal(`/tmp/viewfinder-${uid}`);
   });
 
   it('leaves room for the longest TMPDIR a browser gets and Chromium\'s socket inside it, within 107 bytes', () => {
-    const tempDir = path.join('r'.repeat(MAX_RUNTIME_ROOT_BYTES), `${4_194_304}-${'0'.repeat(12)}`);
+    const tempDir = path.join('r'.repeat(MAX_RUNTIME_ROOT_BYTES), `${4_194_304}-${'0'.repeat(12)}`, 'tmp');
     expect(path.join(tempDir, 'org.chromium.Chromium.XXXXXX', 'SingletonSocket').length).to.equal(107);
   });
 });

@@ -61,7 +61,7 @@ describe('the renderer service under a TMPDIR of 80 characters (real process, re
       const [profileDir] = dirsUnder(tempRoot);
       expect(profileDir).to.match(/^\d+-[0-9a-f]{12}$/);
       expect(dirsUnder(runtimeRoot)).to.deep.equal([profileDir]);
-      const chromiumTemp = dirsUnder(path.join(runtimeRoot, profileDir as string)).filter((name) => name.startsWith('.org.chromium.') || name.startsWith('org.chromium.'));
+      const chromiumTemp = dirsUnder(path.join(runtimeRoot, profileDir as string, 'tmp')).filter((name) => name.startsWith('.org.chromium.') || name.startsWith('org.chromium.'));
       expect(chromiumTemp, 'Chromium keeps its singleton folder in the short TMPDIR').to.not.be.empty;
 
       expect(await renderer.stop(), renderer.output()).to.equal(0);
