@@ -63,6 +63,12 @@ async function startSites(): Promise<Sites> {
         return html(`<iframe src="/top-away?to=${encodeURIComponent(to)}"></iframe>`, { style: full });
       case '/top-away':
         return html('', { head: `<script>top.location.href = ${JSON.stringify(to)}</script>` });
+      case '/blob-page':
+        // Navigates itself to a page it wrote: a blob: URL of its own origin.
+        return html('<h1>writing</h1>', {
+          style: 'html,body{background:#0000ff;height:100%}',
+          head: `<script>addEventListener('load', () => { location.href = URL.createObjectURL(new Blob(['<style>html,body{background:#00ff00;height:100%}</style><h1>blob</h1>'], { type: 'text/html' })) })</script>`,
+        });
       case '/popup':
         return html('<h1>opener</h1>', { style: full, head: `<script>addEventListener('load', () => window.open(${JSON.stringify(to)}))</script>` });
       case '/framed':
@@ -203,6 +209,12 @@ for (const [name, startRenderer] of renderers) {
       expect(image.rgb(640, 360)).to.deep.equal(GREEN);
       expect(image.rgb(1260, 700), 'the foreign iframe (red) is shown').to.deep.equal([255, 0, 0]);
       for (const path of ['/style.css', '/script.js', '/pixel.svg', '/framed', '/page']) expect(sites.hits(FOREIGN, path), path).to.equal(1);
+    });
+
+    it('captures a page that navigates to a blob: URL it made, which belongs to its own origin', async () => {
+      const response = await capture(restrictedKey, sites.url(ALLOWED, '/blob-page'));
+      expect(response.status, JSON.stringify(response.body).slice(0, 300)).to.equal(200);
+      expect(decodeDataUri(response.body.image).rgb(640, 360)).to.deep.equal(GREEN);
     });
 
     it('captures a page whose pop-up would open a foreign host: Chromium blocks it, and it is never the capture', async () => {
