@@ -113,13 +113,15 @@ server.close();
 await renderer.close();
 await fixtures.close();
 report('after close');
-const left = treeOf(config.renderer.tempRoot);
+// Chromium's TMPDIR may live in a short runtime root of its own (docs/renderer-temp-dirs.md).
+const browserRoots = [...new Set([config.renderer.tempRoot, config.renderer.runtimeRoot])];
+const left = { files: browserRoots.reduce((files, root) => files + treeOf(root).files, 0) };
 
 console.log('');
 console.log(`statuses: ${[...statuses].map(([status, count]) => `${status} x${count}`).join(', ')}`);
 console.log(`latency median ${fmt(median(run.durations))} ms, p95 ${fmt(percentile(run.durations, 95))} ms, ${fmt(run.perSecond)} captures/s`);
 console.log(`browser restarts ${stats.browserRestarts}, crashes ${stats.browserCrashes}`);
 if (left.files > 0) {
-  console.error(`FAIL: ${left.files} files left under ${config.renderer.tempRoot} after the pool closed`);
+  console.error(`FAIL: ${left.files} files left under ${browserRoots.join(' and ')} after the pool closed`);
   process.exit(1);
 }

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
-import { BadRequest } from './errors.ts';
+import { BadRequest, Forbidden } from './errors.ts';
 
 /**
  * Domain restrictions (SPEC 2.6): which hosts a site's allowedDomains let a restricted key capture.
@@ -27,6 +27,22 @@ export function hostMatches(host: string, allowed: readonly string[]): boolean {
     if (hostIsIp || isIpLiteral(domain)) return false;
     return host.endsWith(`.${domain}`);
   });
+}
+
+const DOMAIN_REFUSAL_PREFIX = 'Domain not allowed: ';
+
+/**
+ * The one wording of a domain refusal (403), whether the API refuses the URL asked for or the
+ * renderer refuses where the page went; `how` says how the capture got there, `site` names the site.
+ */
+export function domainRefusal(host: string | undefined, how?: string, site?: string): string {
+  const where = site === undefined ? 'the allowed domains' : `the allowed domains of site ${site}`;
+  return `${DOMAIN_REFUSAL_PREFIX}${host ?? 'this host'} is not among ${where}${how === undefined ? '' : ` (${how})`}`;
+}
+
+/** True for a refusal worded by domainRefusal, also after it crossed the renderer's HTTP API. */
+export function isDomainRefusal(err: unknown): boolean {
+  return err instanceof Forbidden && err.message.startsWith(DOMAIN_REFUSAL_PREFIX);
 }
 
 /**

@@ -4,10 +4,14 @@ import path from 'node:path';
 
 /**
  * Every Chromium gets its own directory, `<root>/<pid of the service>-<random>`, holding its
- * profile (`profile/`) and its TMPDIR (`tmp/`), so nothing it writes lands loose in /tmp.
- * The directory goes when the browser closes, and a service that was SIGKILLed leaves no lasting
- * garbage either: the next one to start on the same root kills the orphaned Chromium and removes
- * its directory.
+ * profile (`profile/`), and one of the same name under the runtime root holding its TMPDIR
+ * (`tmp/`), so nothing it writes lands loose in /tmp. The runtime root is the root itself unless
+ * that is too long, and then both are one directory (see config.ts's chromiumRuntimeRoot):
+ * Chromium puts its SingletonSocket in a folder of its TMPDIR, and a Unix socket's path holds at
+ * most 107 bytes.
+ * Both go when the browser closes, and a service that was SIGKILLed leaves no lasting garbage
+ * either: the next one to start on the same roots kills the orphaned Chromium and removes its
+ * directories.
  */
 export interface BrowserDirs {
   dir: string;
@@ -22,14 +26,16 @@ const PID_FILE = 'browser.pid';
 /** Directories of this process that are in use; a sweep in the same process must leave them alone. */
 const liveDirs = new Set<string>();
 
-export async function createBrowserDirs(root: string): Promise<BrowserDirs> {
-  await fs.mkdir(root, { recursive: true, mode: 0o700 });
-  // Claimed before it exists, so that a sweep running meanwhile in this process never takes it.
-  const dir = path.join(root, `${process.pid}-${randomBytes(6).toString('hex')}`);
-  liveDirs.add(dir);
-  await fs.mkdir(dir, { mode: 0o700 });
+export async function createBrowserDirs(root: string, runtimeRoot = root): Promise<BrowserDirs> {
+  await Promise.all([...new Set([root, runtimeRoot])].map(ensurePrivateRoot));
+  const name = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  const dir = path.join(root, name);
+  const own = [...new Set([dir, path.join(runtimeRoot, name)])];
+  // Claimed before they exist, so that a sweep running meanwhile in this process never takes them.
+  for (const claimed of own) liveDirs.add(claimed);
+  await Promise.all(own.map((created) => fs.mkdir(created, { mode: 0o700 })));
   const userDataDir = path.join(dir, 'profile');
-  const tempDir = path.join(dir, 'tmp');
+  const tempDir = path.join(runtimeRoot, name, 'tmp');
   await Promise.all([fs.mkdir(userDataDir), fs.mkdir(tempDir)]);
   return {
     dir,
@@ -37,17 +43,36 @@ export async function createBrowserDirs(root: string): Promise<BrowserDirs> {
     tempDir,
     recordBrowserPid: (pid) => fs.writeFile(path.join(dir, PID_FILE), String(pid)),
     async remove() {
-      await fs.rm(dir, { recursive: true, force: true, maxRetries: 3 });
-      liveDirs.delete(dir);
+      await Promise.all(own.map((created) => fs.rm(created, { recursive: true, force: true, maxRetries: 3 })));
+      for (const created of own) liveDirs.delete(created);
     },
   };
 }
 
 /**
- * Removes the directories whose owning service is gone, after killing the Chromium still running
- * in them. Returns how many it removed.
+ * Creates a root if needed and makes sure it is a directory of this user's, not a symlink or a
+ * folder someone else prepared: a short runtime root may lie directly in a shared /tmp.
  */
-export async function sweepStaleBrowserDirs(root: string): Promise<number> {
+async function ensurePrivateRoot(root: string): Promise<void> {
+  await fs.mkdir(root, { recursive: true, mode: 0o700 });
+  const stat = await fs.lstat(root);
+  const uid = process.getuid?.();
+  if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) {
+    throw new Error(`${root} is not a directory owned by this user; remove it or set RENDERER_TEMP_DIR elsewhere`);
+  }
+}
+
+/**
+ * Removes the directories whose owning service is gone, after killing the Chromium still running
+ * in them, under both roots. Returns how many it removed.
+ */
+export async function sweepStaleBrowserDirs(root: string, runtimeRoot = root): Promise<number> {
+  let removed = 0;
+  for (const swept of new Set([root, runtimeRoot])) removed += await sweepRoot(swept);
+  return removed;
+}
+
+async function sweepRoot(root: string): Promise<number> {
   const names = await fs.readdir(root).catch(() => [] as string[]);
   let removed = 0;
   for (const name of names) {

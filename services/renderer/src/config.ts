@@ -21,8 +21,10 @@ export interface RendererConfig {
   recycleAfterCaptures: number;
   /** A browser retires when its process tree holds more resident memory than this (0: never). */
   browserMemoryLimitBytes: number;
-  /** Root of every browser's own profile and temp directories. */
+  /** Root of every browser's own profile directory (and of its TMPDIR, when short enough). */
   tempRoot: string;
+  /** Root of every browser's own TMPDIR: `tempRoot`, or a shorter one when that is too long (chromiumRuntimeRoot). */
+  runtimeRoot: string;
   /** Cap on a full-page PNG's height, in image pixels. */
   fullPageMaxHeight: number;
   networkAllowlist: NetworkAllowlist;
@@ -49,12 +51,32 @@ function defaultCacheDir(env: Env): string {
   return path.join(base, 'viewfinder');
 }
 
+/**
+ * Chromium binds its SingletonSocket at `$TMPDIR/org.chromium.Chromium.XXXXXX/SingletonSocket`
+ * (45 bytes past TMPDIR), and a Unix socket's path holds at most 107 bytes. A browser's TMPDIR is
+ * `<runtime root>/<pid>-<12 hex digits>/tmp` (at most 25 bytes more), which leaves the root 37.
+ */
+export const MAX_RUNTIME_ROOT_BYTES = 107 - 45 - 25;
+
+/**
+ * Where browsers get their TMPDIR: the temp root when it is short enough; else a folder in
+ * $XDG_RUNTIME_DIR (per user, private); else one in /tmp. A long TMPDIR is common: systemd's
+ * PrivateTmp, CI runners and per-job folders all make one, and Chromium would not start under it.
+ */
+export function chromiumRuntimeRoot(tempRoot: string, env: Env): string {
+  const uid = process.getuid?.() ?? 0;
+  const xdg = readOptionalString(env, 'XDG_RUNTIME_DIR');
+  const candidates = [tempRoot, ...(xdg ? [path.join(xdg, 'viewfinder')] : []), `/tmp/viewfinder-${uid}`];
+  return candidates.find((root) => Buffer.byteLength(root) <= MAX_RUNTIME_ROOT_BYTES) ?? `/tmp/viewfinder-${uid}`;
+}
+
 export function loadRendererConfig(env: Env): RendererConfig {
   const navigationTimeoutMs = readInt(env, 'NAVIGATION_TIMEOUT_MS', 30_000, { min: 1000, max: 300_000 });
   const concurrency = readInt(env, 'RENDER_CONCURRENCY', defaultConcurrency(), { min: 1, max: 64 });
   // Room for the browser process itself on top of one busy context per slot.
   const defaultMemoryLimitMb = (concurrency * MEMORY_PER_CAPTURE + 512 * MIB) / MIB;
   const runningAsRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const tempRoot = readString(env, 'RENDERER_TEMP_DIR', path.join(os.tmpdir(), 'viewfinder-renderer'));
   return {
     chromiumPath: readString(env, 'CHROMIUM_PATH', '/usr/bin/chromium'),
     chromiumSandbox: readBool(env, 'CHROMIUM_SANDBOX', !runningAsRoot),
@@ -66,7 +88,8 @@ export function loadRendererConfig(env: Env): RendererConfig {
     smartWaitMaxMs: readInt(env, 'SMART_WAIT_MAX_MS', 8000, { min: 500, max: 60_000 }),
     recycleAfterCaptures: readInt(env, 'BROWSER_RECYCLE_AFTER', 500, { min: 0 }),
     browserMemoryLimitBytes: readInt(env, 'BROWSER_MEMORY_LIMIT_MB', defaultMemoryLimitMb, { min: 0 }) * MIB,
-    tempRoot: readString(env, 'RENDERER_TEMP_DIR', path.join(os.tmpdir(), 'viewfinder-renderer')),
+    tempRoot,
+    runtimeRoot: chromiumRuntimeRoot(tempRoot, env),
     fullPageMaxHeight: readInt(env, 'FULL_PAGE_MAX_HEIGHT', 16_384, { min: 100, max: 32_768 }),
     networkAllowlist: parseNetworkAllowlist(readList(env, 'PRIVATE_NETWORK_ALLOWLIST')),
     filterListsDir: readString(env, 'FILTER_LISTS_DIR', DEBIAN_UBLOCK_ASSETS),

@@ -11,6 +11,7 @@ import { PROFILES } from './capture/profiles.ts';
 import { createPageCleaner } from './capture/remove-ads/page-cleaner.ts';
 import type { RendererConfig } from './config.ts';
 import { startFilteringProxy } from './guard/filtering-proxy.ts';
+import { checkUrlInScope, enforceDomainScope, type DomainScope } from './guard/domain-scope.ts';
 import { watchMainFrame } from './guard/navigation-watch.ts';
 import { createNetworkGuard, type NetworkGuard } from './guard/network-guard.ts';
 import type { CaptureOptions, CaptureRequest, CaptureResult, Renderer } from './renderer.ts';
@@ -98,8 +99,8 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
   let latestBrowser: Browser | undefined;
   let closed: Promise<void> | undefined;
 
-  const swept = await sweepStaleBrowserDirs(config.tempRoot);
-  if (swept > 0) log.warn({ directories: swept, root: config.tempRoot }, 'Removed browser directories left by a service that died');
+  const swept = await sweepStaleBrowserDirs(config.tempRoot, config.runtimeRoot);
+  if (swept > 0) log.warn({ directories: swept, root: config.tempRoot, runtimeRoot: config.runtimeRoot }, 'Removed browser directories left by a service that died');
 
   const guard = createNetworkGuard(config.networkAllowlist);
   const proxy = await startFilteringProxy(guard, logger);
@@ -109,7 +110,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
   const cluster: Cluster<CaptureJob, CaptureResult> = await Cluster.launch({
     concurrency: warmContextConcurrency({
       prepareLaunch: async () => {
-        const dirs = await createBrowserDirs(config.tempRoot);
+        const dirs = await createBrowserDirs(config.tempRoot, config.runtimeRoot);
         return {
           // The environment passes through unchanged apart from TMPDIR, which keeps Chromium's
           // temporary files inside the directory that is removed with it.
@@ -193,6 +194,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
       try {
         // Checked before queueing, so a blocked URL gets its precise error and never takes a slot.
         await guard.checkUrl(request.url);
+        if (request.allowedDomains) checkUrlInScope(request.url, request.allowedDomains);
         const slot = await admission.acquire(abort.signal);
         const started = performance.now();
         const data: CaptureJob = { request, signal: abort.signal };
@@ -253,14 +255,20 @@ async function runCapture(
   };
   job.signal.addEventListener('abort', onAbort, { once: true });
   const navigations = watchMainFrame(page, job.request.url, guard);
+  let scope: DomainScope | undefined;
+  // A page that left the allowed domains is refused whatever else went wrong with it.
+  const failure = async () => scope?.refusal() ?? (await navigations.failure());
   try {
+    const { allowedDomains } = job.request;
+    if (allowedDomains) scope = await enforceDomainScope(page, allowedDomains);
     const result = await capturePage(page, job.request, limits, cleaner, job.signal).catch(async (err: unknown) => {
-      throw (await navigations.failure()) ?? err;
+      throw (await failure()) ?? err;
     });
-    const failure = await navigations.failure();
-    if (failure) throw failure;
+    const refused = await failure();
+    if (refused) throw refused;
     return result;
   } finally {
+    scope?.stop();
     navigations.stop();
     job.signal.removeEventListener('abort', onAbort);
   }

@@ -92,7 +92,7 @@ function errorMessage(body: Buffer): string | undefined {
 
 /**
  * The wire form of a CaptureRequest: the API has applied defaults already, so every field but
- * `wait` is required. The API validated the client's request; this guards the renderer on its own.
+ * `wait` and `allowedDomains` is required. The API validated the client's request; this guards the renderer on its own.
  */
 const captureRequestSchema = {
   type: 'object',
@@ -104,6 +104,8 @@ const captureRequestSchema = {
     wait: { type: 'number', minimum: 1000, maximum: 8000 },
     fullPage: { type: 'boolean' },
     removeAds: { type: 'boolean' },
+    // As many as a site may hold (the API's allowedDomainsSchema).
+    allowedDomains: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 260 } },
   },
 } as const;
 

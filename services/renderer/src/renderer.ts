@@ -11,6 +11,12 @@ export interface CaptureRequest {
   wait?: number;
   fullPage: boolean;
   removeAds: boolean;
+  /**
+   * A restricted key's allowed domains (normalized, as lib/domains.ts keeps them): every page the
+   * main frame loads must be on one of them or a subdomain, or the capture is a 403 (see
+   * guard/domain-scope.ts). Absent for unrestricted keys and in self-hosted mode.
+   */
+  allowedDomains?: string[];
 }
 
 export interface CaptureResult {

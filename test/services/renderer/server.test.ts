@@ -66,6 +66,19 @@ describe('the renderer service HTTP API (services/renderer/src/server.ts, real C
       }
     });
 
+    it('captures within allowedDomains, and refuses a URL outside them itself with 403, whoever calls it', async () => {
+      expect((await post(open, captureRequest({ allowedDomains: ['127.0.0.1'] }))).status).to.equal(200);
+      const refused = await post(open, captureRequest({ allowedDomains: ['example.com'] }));
+      expect(refused.status).to.equal(403);
+      expect(refused.body).to.deep.equal({ success: false, error: 'Domain not allowed: 127.0.0.1 is not among the allowed domains' });
+    });
+
+    it('rejects allowedDomains that is not a list of host names with 400', async () => {
+      const response = await post(open, captureRequest({ allowedDomains: 'example.com' }));
+      expect(response.status).to.equal(400);
+      expect(response.body.error).to.include('allowedDomains must be array');
+    });
+
     it('rejects a body that is not JSON with 415', async () => {
       const response = await request(open.app.callback()).post('/v1/captures').set('Content-Type', 'text/plain').send('hello');
       expect(response.status).to.equal(415);

@@ -6,12 +6,14 @@ import request from 'supertest';
 import type { Logger } from '../../../../lib/logger.ts';
 import { openStore } from '../../../../lib/store/open.ts';
 import type { Account, Store } from '../../../../lib/store/store.ts';
+import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { createApp } from '../../../../services/api/src/app.ts';
 import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
 
 /**
  * A hosted app on a fresh embedded store in a temp DATA_DIR (or the given one), with one account and its full-access
- * key, exactly as `viewfinder accounts create` bootstraps a real install.
+ * key, exactly as `viewfinder accounts create` bootstraps a real install. It captures on the shared in-process pool
+ * unless given another renderer (a remote one, say).
  */
 export interface HostedHarness {
   app: Koa;
@@ -30,13 +32,15 @@ export interface HostedHarness {
   close(): Promise<void>;
 }
 
-export async function startHosted(options: { env?: Record<string, string>; logger?: Logger; dataDir?: string } = {}): Promise<HostedHarness> {
+export async function startHosted(
+  options: { env?: Record<string, string>; logger?: Logger; dataDir?: string; renderer?: Renderer } = {},
+): Promise<HostedHarness> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'viewfinder-hosted-'));
   const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, ...options.env });
   const store = await openStore(config.store);
   const account = await store.createAccount({ name: 'Acme' });
   const { secret: fullKey } = await store.createKey({ accountId: account.id, name: 'admin', kind: 'full' });
-  const app = createApp({ config, renderer: await sharedRenderer(), logger: options.logger ?? silentLogger, store });
+  const app = createApp({ config, renderer: options.renderer ?? (await sharedRenderer()), logger: options.logger ?? silentLogger, store });
 
   const api = (key?: string) => {
     const withKey = (test: request.Test) => (key === undefined ? test : test.set('X-API-Key', key));

@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import { hostMatches, hostOfUrl } from '../../../../../lib/domains.ts';
+import { domainRefusal, hostMatches, hostOfUrl, isDomainRefusal } from '../../../../../lib/domains.ts';
 import { BadRequest, Forbidden, NotFound, Unauthorized } from '../../../../../lib/errors.ts';
 import type { ApiKey, Site, Store } from '../../../../../lib/store/store.ts';
 import { principalOf } from '../../auth/hosted-key.ts';
@@ -77,7 +77,7 @@ function checkDomain(key: ApiKey, site: Site, url: string): void {
   const host = hostOfUrl(url);
   if (host === undefined || !hostMatches(host, site.allowedDomains)) {
     recordAuthFailure('domain_forbidden');
-    throw new Forbidden(`Domain not allowed: ${host ?? 'this host'} is not among the allowed domains of site ${site.id}`);
+    throw new Forbidden(domainRefusal(host, undefined, site.id));
   }
 }
 
@@ -94,7 +94,7 @@ export const hostedScreenshotRoute: ApiRoute = {
   body: hostedScreenshotBodySchema,
   responses: { 200: { description: 'The screenshot', schema: screenshotResultSchema } },
   errors: {
-    403: 'The URL\'s host is not among the site\'s allowed domains, or the site key belongs to another site',
+    403: 'The URL\'s host, or that of a page it redirects or navigates to, is not among the site\'s allowed domains; or the site key belongs to another site',
     404: 'The site does not exist or belongs to another account',
     408: 'The page took too long to load',
     429: 'Rate limit exceeded; see Retry-After',
@@ -112,8 +112,12 @@ export const hostedScreenshotRoute: ApiRoute = {
       const usage = { accountId: account.id, siteId: site.id, keyId: key.id };
       let response: ScreenshotResponse;
       try {
-        response = await captureResponse(ctx, renderer, toCaptureRequest(body), started);
+        // The domains travel with the capture, so that the renderer holds every page it loads to them.
+        const scope = key.restrictDomains ? { allowedDomains: site.allowedDomains } : {};
+        response = await captureResponse(ctx, renderer, { ...toCaptureRequest(body), ...scope }, started);
       } catch (err) {
+        // The page went outside the domains: the same refusal as for the URL, found later.
+        if (isDomainRefusal(err)) recordAuthFailure('domain_forbidden');
         await store.recordUsage({ ...usage, outcome: 'failure', bytes: 0 }).catch((usageErr: unknown) => logger.error({ err: usageErr }, 'Failed to record usage'));
         throw err;
       }
