@@ -113,7 +113,7 @@ server.close();
 await renderer.close();
 await fixtures.close();
 report('after close');
-// Chromium's TMPDIR may live in a short runtime root of its own (docs/renderer-temp-dirs.md).
+// Chromium's TMPDIR may live in a short runtime root of its own (docs/safety.md, "Where the browsers keep their files").
 const browserRoots = [...new Set([config.renderer.tempRoot, config.renderer.runtimeRoot])];
 const left = { files: browserRoots.reduce((files, root) => files + treeOf(root).files, 0) };
 
