@@ -1,29 +1,21 @@
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { loadApiConfig } from '../../services/api/src/config.ts';
 import { loadRendererServiceConfig } from '../../services/renderer/src/config.ts';
+import { helm } from '../support/k8s-tools.ts';
 import { CHART, ciValueFiles, defaultValues, mergeValues, readYaml, type Values } from './chart.ts';
 
 /**
  * `helm lint` and `helm template` on the chart with values.yaml and each ci/*.yaml, and checks on
- * what it renders. helm is not in Debian, so this runs where it is on PATH (CI installs it) and
- * otherwise says that it skipped.
+ * what it renders, with the Helm v4 that `make k8s-tools` installs (helm is not in Debian).
  */
 
 type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [key: string]: any };
 
 const NAMESPACE = 'viewfinder';
 const RELEASE = 'vf';
-
-function helm(args: string[]): { status: number | null; output: string; stdout: string } {
-  const run = spawnSync('helm', args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  return { status: run.status, output: `${run.stdout}${run.stderr}`, stdout: run.stdout };
-}
-
-const helmAvailable = spawnSync('helm', ['version', '--short'], { encoding: 'utf8' }).status === 0;
 
 function render(valueFile?: string, sets: string[] = []): Manifest[] {
   const args = ['template', RELEASE, CHART, '--namespace', NAMESPACE, ...(valueFile ? ['-f', valueFile] : []), ...sets.flatMap((set) => ['--set', set])];
@@ -83,13 +75,6 @@ function checkSecureWorkloads(manifests: Manifest[]) {
 
 describe('chart rendered by helm', function () {
   this.timeout(120_000);
-
-  before(function () {
-    if (!helmAvailable) {
-      console.log('    skipped: helm is not on PATH (it is not in Debian); the CI workflow installs it and runs these');
-      this.skip();
-    }
-  });
 
   const valueFiles: (string | undefined)[] = [undefined, ...ciValueFiles()];
   for (const file of valueFiles) {
