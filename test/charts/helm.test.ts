@@ -6,6 +6,7 @@ import { loadApiConfig } from '../../services/api/src/config.ts';
 import { loadRendererServiceConfig } from '../../services/renderer/src/config.ts';
 import { helm } from '../support/k8s-tools.ts';
 import { CHART, ciValueFiles, defaultValues, mergeValues, readYaml, type Values } from './chart.ts';
+import { exceptProblem, ipBlocks } from './network-policy-cidr.ts';
 
 /**
  * `helm lint` and `helm template` on the chart with values.yaml and each ci/*.yaml, and checks on
@@ -126,6 +127,14 @@ describe('chart rendered by helm', function () {
       expect(api.store.backend).to.equal(values.api.mode === 'hosted' ? 'mongo' : 'sqlite');
       const grace = one(manifests, 'Deployment', 'renderer').spec.template.spec.terminationGracePeriodSeconds;
       expect(grace * 1000, 'the pod outlives the drain').to.be.greaterThan(renderer.shutdownTimeoutMs);
+    });
+
+    it(`renders NetworkPolicy excepts the API server accepts (same family, strict subset of the cidr) with ${label}`, () => {
+      const policies = byKind(render(file), 'NetworkPolicy');
+      const problems = policies.flatMap((policy) =>
+        ipBlocks(policy).flatMap((block) => (block.except ?? []).map((except) => exceptProblem(block.cidr, except)).filter((problem) => problem !== undefined).map((problem) => `${policy.metadata.name}: ${problem}`)),
+      );
+      expect(problems).to.deep.equal([]);
     });
 
     it(`points the API at the renderer Service with the renderers' token with ${label}`, () => {
