@@ -59,7 +59,7 @@ export function exceptProblem(cidr: string, except: string): string | undefined 
 }
 
 /** Every ipBlock in a NetworkPolicy's ingress and egress rules. */
-export function ipBlocks(policy: { spec?: any }): Array<{ cidr: string; except?: string[] }> {
+export function ipBlocks(policy: Record<string, any>): Array<{ cidr: string; except?: string[] }> {
   const spec = policy.spec as { ingress?: Array<{ from?: any[] }>; egress?: Array<{ to?: any[] }> } | undefined;
   const peers = [...(spec?.ingress ?? []).flatMap((rule) => rule.from ?? []), ...(spec?.egress ?? []).flatMap((rule) => rule.to ?? [])];
   return peers.flatMap((peer) => (peer.ipBlock ? [peer.ipBlock] : []));
