@@ -98,11 +98,14 @@ describe('the chart on a real API server (KUBECONFIG)', function () {
     expect(established.status, established.output).to.equal(0);
   });
 
-  after(async function () {
-    this.timeout(600_000);
-    // Only what a failed test left behind: a passing test has uninstalled its release.
-    for (const { release, namespace } of releases) helm(['uninstall', release, '--namespace', namespace, '--ignore-not-found']);
-    await Promise.all(namespaces.map((namespace) => deleteNamespace(kubeConfig, namespace)));
+  // Each test's namespaces are gone when it ends; a release is left only by a test that failed.
+  afterEach(async function () {
+    this.timeout(300_000);
+    for (const { release, namespace } of releases.splice(0)) helm(['uninstall', release, '--namespace', namespace, '--ignore-not-found']);
+    await Promise.all(namespaces.splice(0).map((namespace) => deleteNamespace(kubeConfig, namespace)));
+  });
+
+  after(() => {
     for (const name of standIns) kubectl(['delete', 'crd', name, '--ignore-not-found']);
   });
 
