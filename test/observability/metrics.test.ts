@@ -78,6 +78,7 @@ describe('GET /metrics of the API (in-process renderer)', () => {
     const failing = await resettingPort();
     try {
       expect((await capture({ url: `http://127.0.0.1:${failing.port}/private/path` })).status).to.equal(500);
+      expect(failing.connections(), 'the capture failed on the held port, not elsewhere').to.be.greaterThan(0);
     } finally {
       await failing.close();
     }

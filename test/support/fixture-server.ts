@@ -121,11 +121,16 @@ export async function closedPort(): Promise<number> {
  * once answered 200 that way); this one stays bound by a listening socket that resets each
  * connection at once, so the browser gets ERR_CONNECTION_RESET and no other process can take it.
  */
-export async function resettingPort(): Promise<{ port: number; close(): Promise<void> }> {
-  const server = net.createServer((socket) => socket.resetAndDestroy());
+export async function resettingPort(): Promise<{ port: number; connections(): number; close(): Promise<void> }> {
+  let connections = 0;
+  const server = net.createServer((socket) => {
+    connections += 1;
+    socket.resetAndDestroy();
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as AddressInfo).port,
+    connections: () => connections,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
