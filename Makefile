@@ -97,8 +97,7 @@ sync-crds: ## Copy the CRDs (crds/*.yaml) into the Helm chart (charts/viewfinder
 	rm -f charts/viewfinder/crds/*.yaml
 	cp crds/*.yaml charts/viewfinder/crds/
 
-chart-lint: ## helm lint the chart with values.yaml and each ci/*.yaml (needs helm on PATH)
-	@command -v helm >/dev/null || { echo "chart-lint: helm is not on PATH" >&2; exit 1; }
+chart-lint: k8s-tools ## helm lint the chart with values.yaml and each ci/*.yaml (Helm v4 from tools/k8s-tools)
 	helm lint --strict charts/viewfinder
 	for values in charts/viewfinder/ci/*.yaml; do helm lint --strict charts/viewfinder -f "$$values"; done
 
