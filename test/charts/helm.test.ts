@@ -1,29 +1,22 @@
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { loadApiConfig } from '../../services/api/src/config.ts';
 import { loadRendererServiceConfig } from '../../services/renderer/src/config.ts';
+import { helm } from '../support/k8s-tools.ts';
 import { CHART, ciValueFiles, defaultValues, mergeValues, readYaml, type Values } from './chart.ts';
+import { exceptProblem, ipBlocks } from './network-policy-cidr.ts';
 
 /**
  * `helm lint` and `helm template` on the chart with values.yaml and each ci/*.yaml, and checks on
- * what it renders. helm is not in Debian, so this runs where it is on PATH (CI installs it) and
- * otherwise says that it skipped.
+ * what it renders, with the Helm v4 that `make k8s-tools` installs (helm is not in Debian).
  */
 
 type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [key: string]: any };
 
 const NAMESPACE = 'viewfinder';
 const RELEASE = 'vf';
-
-function helm(args: string[]): { status: number | null; output: string; stdout: string } {
-  const run = spawnSync('helm', args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  return { status: run.status, output: `${run.stdout}${run.stderr}`, stdout: run.stdout };
-}
-
-const helmAvailable = spawnSync('helm', ['version', '--short'], { encoding: 'utf8' }).status === 0;
 
 function render(valueFile?: string, sets: string[] = []): Manifest[] {
   const args = ['template', RELEASE, CHART, '--namespace', NAMESPACE, ...(valueFile ? ['-f', valueFile] : []), ...sets.flatMap((set) => ['--set', set])];
@@ -84,13 +77,6 @@ function checkSecureWorkloads(manifests: Manifest[]) {
 describe('chart rendered by helm', function () {
   this.timeout(120_000);
 
-  before(function () {
-    if (!helmAvailable) {
-      console.log('    skipped: helm is not on PATH (it is not in Debian); the CI workflow installs it and runs these');
-      this.skip();
-    }
-  });
-
   const valueFiles: (string | undefined)[] = [undefined, ...ciValueFiles()];
   for (const file of valueFiles) {
     const label = file ? `ci/${basename(file)}` : 'values.yaml';
@@ -141,6 +127,14 @@ describe('chart rendered by helm', function () {
       expect(api.store.backend).to.equal(values.api.mode === 'hosted' ? 'mongo' : 'sqlite');
       const grace = one(manifests, 'Deployment', 'renderer').spec.template.spec.terminationGracePeriodSeconds;
       expect(grace * 1000, 'the pod outlives the drain').to.be.greaterThan(renderer.shutdownTimeoutMs);
+    });
+
+    it(`renders NetworkPolicy excepts the API server accepts (same family, strict subset of the cidr) with ${label}`, () => {
+      const policies = byKind(render(file), 'NetworkPolicy');
+      const problems = policies.flatMap((policy) =>
+        ipBlocks(policy).flatMap((block) => (block.except ?? []).map((except) => exceptProblem(block.cidr, except)).filter((problem) => problem !== undefined).map((problem) => `${policy.metadata.name}: ${problem}`)),
+      );
+      expect(problems).to.deep.equal([]);
     });
 
     it(`points the API at the renderer Service with the renderers' token with ${label}`, () => {

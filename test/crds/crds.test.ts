@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { parse as parseYaml } from 'yaml';
-import { crdAjv } from '../support/fake-kube-apiserver.ts';
+import { crdAjv } from '../support/crd-ajv.ts';
 
 /** The CRDs as written: their structure, and their schemas checked against sample objects with ajv. */
 interface Crd {

@@ -5,7 +5,7 @@ import { createApp } from '../../services/api/src/app.ts';
 import { apiRegistry, instrumentStore } from '../../services/api/src/metrics.ts';
 import { instrumentRenderer, outcomeOf } from '../../services/renderer/src/metrics.ts';
 import { BadRequest, CaptureFailed, Forbidden, NavigationTimeout, ServiceUnavailable, TooManyRequests } from '../../lib/errors.ts';
-import { closedPort, startFixtureServer, type FixtureServer } from '../support/fixture-server.ts';
+import { resettingPort, startFixtureServer, type FixtureServer } from '../support/fixture-server.ts';
 import { sharedRenderer, silentLogger, testConfig } from '../support/harness.ts';
 import { sampleValue } from '../support/renderer-service.ts';
 
@@ -75,8 +75,13 @@ describe('GET /metrics of the API (in-process renderer)', () => {
   });
 
   it('records a failed capture with outcome error, and never the URL', async () => {
-    const url = `http://127.0.0.1:${await closedPort()}/private/path`;
-    expect((await capture({ url })).status).to.equal(500);
+    const failing = await resettingPort();
+    try {
+      expect((await capture({ url: `http://127.0.0.1:${failing.port}/private/path` })).status).to.equal(500);
+      expect(failing.connections(), 'the capture failed on the held port, not elsewhere').to.be.greaterThan(0);
+    } finally {
+      await failing.close();
+    }
     expect(await sampleValue(rendererRegistry, 'viewfinder_capture_duration_seconds_count', { profile: 'standard', outcome: 'error' })).to.equal(1);
     const text = (await scrape()).text;
     expect(text).to.not.include('/private/path');

@@ -21,6 +21,7 @@ import { httpStatusOf } from '../../operator/src/k8s/client.ts';
 import { startOperator, type Operator } from '../../operator/src/operator.ts';
 import { GROUP, PLURALS, VERSION, type ApiKeyResource, type Kind, type SiteResource } from '../../operator/src/resources.ts';
 import { startFakeKubeApiServer, type FakeKubeApiServer } from '../support/fake-kube-apiserver.ts';
+import { createNamespace, deleteNamespace, testNamespaceName } from '../support/namespaces.ts';
 import { silentLogger } from '../support/harness.ts';
 
 /**
@@ -62,16 +63,14 @@ export async function startRealTarget(): Promise<KubeTarget> {
       return current.status?.conditions?.some((condition) => condition.type === 'Established' && condition.status === 'True');
     });
   }
-  const core = kubeConfig.makeApiClient(CoreV1Api);
-  const namespace = `viewfinder-test-${randomBytes(4).toString('hex')}`;
-  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  const namespace = testNamespaceName();
+  await createNamespace(kubeConfig, namespace);
   return {
     kubeConfig,
     namespace,
     fake: undefined,
-    async close() {
-      await core.deleteNamespace({ name: namespace });
-    },
+    // The operator has stopped by now (useOperator stops it first): the namespace must still go.
+    close: () => deleteNamespace(kubeConfig, namespace),
   };
 }
 
@@ -242,7 +241,9 @@ export function useOperator(start: () => Promise<KubeTarget>): OperatorContext {
     context.kube = new Resources(context.target);
     context.account = await context.running.store.createAccount({ name: 'Acme' });
   });
-  afterEach(async () => {
+  afterEach(async function () {
+    // A real cluster's namespace controller takes seconds to remove the namespace, more under load.
+    this.timeout(180_000);
     await context.running.stop();
     await context.target.close();
   });

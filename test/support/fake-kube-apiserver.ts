@@ -4,8 +4,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
+import { crdAjv } from './crd-ajv.ts';
 
 /**
  * An in-process Kubernetes API server, on loopback over plain HTTP, implementing for real the
@@ -384,18 +385,6 @@ function crdResource(file: string): Omit<Resource, 'kind'> {
   const version = crd.spec.versions[0] as { name: string; schema: { openAPIV3Schema: object } };
   const validate = crdAjv().compile(version.schema.openAPIV3Schema);
   return { apiVersion: `${crd.spec.group}/${version.name}`, namespaced: true, statusSubresource: true, validate };
-}
-
-/** Ajv configured to read a CRD's structural schema: Kubernetes' own keywords are accepted, defaults applied. */
-export function crdAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
-  ajv.addKeyword('x-kubernetes-validations');
-  ajv.addKeyword('x-kubernetes-list-type');
-  ajv.addKeyword('x-kubernetes-list-map-keys');
-  ajv.addKeyword('x-kubernetes-preserve-unknown-fields');
-  ajv.addFormat('int64', true);
-  ajv.addFormat('date-time', (value: string) => !Number.isNaN(Date.parse(value)));
-  return ajv;
 }
 
 function admit(resource: Resource, object: KubeObject): void {

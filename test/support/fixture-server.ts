@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { serveFidelityPage } from './fidelity-pages.ts';
 import { serveRemoveAdsFixture } from './consent-fixtures.ts';
 
@@ -113,4 +113,24 @@ export async function closedPort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/**
+ * A loopback port that fails every connection, held for as long as the test needs it. A port that
+ * closedPort() found free can be bound by any other process before the capture connects (a capture
+ * once answered 200 that way); this one stays bound by a listening socket that resets each
+ * connection at once, so the browser gets ERR_CONNECTION_RESET and no other process can take it.
+ */
+export async function resettingPort(): Promise<{ port: number; connections(): number; close(): Promise<void> }> {
+  let connections = 0;
+  const server = net.createServer((socket) => {
+    connections += 1;
+    socket.resetAndDestroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    connections: () => connections,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

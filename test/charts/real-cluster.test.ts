@@ -1,0 +1,166 @@
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { basename } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { waitFor } from '../operator/support.ts';
+import { helm, kubectl } from '../support/k8s-tools.ts';
+import { createNamespace, deleteNamespace, testNamespaceName } from '../support/namespaces.ts';
+import { CHART, REPO, ciValueFiles, defaultValues, mergeValues, readYaml, type Values } from './chart.ts';
+
+/**
+ * The deploy path a platform team takes, against the real API server KUBECONFIG points at (CI starts
+ * ../shared/k8s): kubectl applies crds/ twice, the API server accepts every rendering of the chart in
+ * a server-side dry run, and Helm installs, upgrades and uninstalls it. Pods stay Pending there (no
+ * kubelet), so the checks are on the objects, not on workloads running.
+ */
+
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
+
+const manifestsOf = (text: string): Manifest[] =>
+  parseAllDocuments(text)
+    .map((document) => document.toJS() as Manifest | null)
+    .filter((manifest): manifest is Manifest => manifest !== null);
+
+/**
+ * The objects as one List for `kubectl -f -`, each in the release's namespace unless it names its
+ * own (the Roles in watched namespaces do): kubectl refuses --namespace for a file that mixes them,
+ * and ignores the namespace of a cluster-scoped object.
+ */
+const asList = (objects: Manifest[], namespace: string): string =>
+  JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects.map((object) => ({ ...object, metadata: { namespace, ...object.metadata } })) });
+
+/** ServiceMonitor and PrometheusRule come with the Prometheus Operator; a bare cluster gets stand-ins. */
+const MONITORING_CRDS = [
+  { kind: 'ServiceMonitor', plural: 'servicemonitors' },
+  { kind: 'PrometheusRule', plural: 'prometheusrules' },
+].map(({ kind, plural }) => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `${plural}.monitoring.coreos.com` },
+  spec: {
+    group: 'monitoring.coreos.com',
+    scope: 'Namespaced',
+    names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+  },
+}));
+
+describe('the chart on a real API server (KUBECONFIG)', function () {
+  this.timeout(300_000);
+  if (!process.env.KUBECONFIG) {
+    it('is skipped: set KUBECONFIG (bash .ci/run starts ../shared/k8s and sets it) to install the chart on a real API server', function () {
+      this.skip();
+    });
+    return;
+  }
+
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  const namespaces: string[] = [];
+  const releases: Array<{ release: string; namespace: string }> = [];
+  const standIns: string[] = [];
+
+  const newNamespace = async (name = testNamespaceName()) => {
+    await createNamespace(kubeConfig, name);
+    namespaces.push(name);
+    return name;
+  };
+
+  /**
+   * The values file as it is, except that the namespaces it names (operator.watchNamespaces, the
+   * dashboard's) become fresh ones of the test's: a test never writes into a namespace it did not create.
+   */
+  async function valuesArgs(file: string | undefined, namespace: string): Promise<string[]> {
+    const values = (file ? mergeValues(defaultValues(), readYaml(file) as Values) : defaultValues()) as any;
+    const args = file ? ['-f', file] : [];
+    const watched: string[] = values.operator.watchNamespaces;
+    if (watched.length > 0) {
+      const replaced = await Promise.all(watched.map((_name, index) => newNamespace(`${namespace}-w${index}`)));
+      args.push('--set', `operator.watchNamespaces={${replaced.join(',')}}`);
+    }
+    if (values.metrics.dashboard.enabled && values.metrics.dashboard.namespace) {
+      args.push('--set', `metrics.dashboard.namespace=${await newNamespace(`${namespace}-dash`)}`);
+    }
+    return args;
+  }
+
+  before(async () => {
+    for (const crd of MONITORING_CRDS) {
+      if (kubectl(['get', 'crd', crd.metadata.name]).status === 0) continue;
+      const created = kubectl(['create', '-f', '-'], JSON.stringify(crd));
+      expect(created.status, created.output).to.equal(0);
+      standIns.push(crd.metadata.name);
+    }
+    const crds = kubectl(['apply', '-f', `${REPO}crds/`]);
+    expect(crds.status, crds.output).to.equal(0);
+    const established = kubectl(['wait', '--for=condition=Established', '--timeout=120s', ...[...MONITORING_CRDS.map((crd) => crd.metadata.name), 'sites.viewfinder.dev', 'apikeys.viewfinder.dev'].map((name) => `crd/${name}`)]);
+    expect(established.status, established.output).to.equal(0);
+  });
+
+  // Each test's namespaces are gone when it ends; a release is left only by a test that failed.
+  afterEach(async function () {
+    this.timeout(300_000);
+    for (const { release, namespace } of releases.splice(0)) helm(['uninstall', release, '--namespace', namespace, '--ignore-not-found']);
+    await Promise.all(namespaces.splice(0).map((namespace) => deleteNamespace(kubeConfig, namespace)));
+  });
+
+  after(() => {
+    for (const name of standIns) kubectl(['delete', 'crd', name, '--ignore-not-found']);
+  });
+
+  it('applies crds/ with kubectl, and applies it again as an upgrade does', () => {
+    for (const round of ['first', 'second']) {
+      const { status, output } = kubectl(['apply', '-f', `${REPO}crds/`]);
+      expect(status, `${round} apply: ${output}`).to.equal(0);
+    }
+  });
+
+  const valueFiles: (string | undefined)[] = [undefined, ...ciValueFiles()];
+  for (const file of valueFiles) {
+    const label = file ? `ci/${basename(file)}` : 'values.yaml';
+
+    it(`accepts every object rendered with ${label} in a server-side dry run`, async () => {
+      const namespace = await newNamespace();
+      const rendered = helm(['template', `vf${randomBytes(3).toString('hex')}`, CHART, '--namespace', namespace, ...(await valuesArgs(file, namespace))]);
+      expect(rendered.status, rendered.output).to.equal(0);
+      const objects = manifestsOf(rendered.stdout);
+      const applied = kubectl(['apply', '--dry-run=server', '-f', '-'], asList(objects, namespace));
+      expect(applied.status, applied.output).to.equal(0);
+      expect(applied.stdout.trim().split('\n'), applied.output).to.have.length(objects.length);
+    });
+
+    it(`installs with ${label} (deployed, every object created), upgrades keeping generated Secrets, and uninstalls (every object gone)`, async () => {
+      const namespace = await newNamespace();
+      const release = `vf${randomBytes(3).toString('hex')}`;
+      const args = await valuesArgs(file, namespace);
+      releases.push({ release, namespace });
+      const status = () => JSON.parse(helm(['status', release, '--namespace', namespace, '-o', 'json']).stdout).info.status as string;
+
+      const installed = helm(['install', release, CHART, '--namespace', namespace, ...args]);
+      expect(installed.status, installed.output).to.equal(0);
+      expect(status()).to.equal('deployed');
+
+      const objects = manifestsOf(helm(['get', 'manifest', release, '--namespace', namespace]).stdout);
+      const list = asList(objects, namespace);
+      const existing = kubectl(['get', '-f', '-', '-o', 'name'], list);
+      expect(existing.status, existing.output).to.equal(0);
+      expect(existing.stdout.trim().split('\n'), 'every rendered object exists').to.have.length(objects.length);
+
+      const secretNames = objects.filter((object) => object.kind === 'Secret').map((object) => object.metadata.name);
+      const secretData = () => secretNames.map((name) => JSON.parse(kubectl(['get', 'secret', name, '--namespace', namespace, '-o', 'json']).stdout).data);
+      const before = secretData();
+      const upgraded = helm(['upgrade', release, CHART, '--namespace', namespace, ...args]);
+      expect(upgraded.status, upgraded.output).to.equal(0);
+      expect(status()).to.equal('deployed');
+      expect(secretData(), 'generated passwords and tokens survive the upgrade').to.deep.equal(before);
+
+      const uninstalled = helm(['uninstall', release, '--namespace', namespace]);
+      expect(uninstalled.status, uninstalled.output).to.equal(0);
+      await waitFor('every object of the release to be gone', () => {
+        const left = kubectl(['get', '-f', '-', '-o', 'name', '--ignore-not-found'], list);
+        return left.status === 0 && left.stdout.trim() === '';
+      }, 300, 200);
+    });
+  }
+});
