@@ -5,7 +5,8 @@ import type { ApiKey, Site, Store } from '../../../../../lib/store/store.ts';
 import { principalOf } from '../../auth/hosted-key.ts';
 import { recordAuthFailure } from '../../metrics.ts';
 import { compileValidator } from '../../validation.ts';
-import { captureResponse, screenshotBodySchema, screenshotMessages, toCaptureRequest, type ScreenshotBody, type ScreenshotResponse } from '../screenshot.ts';
+import { rawImageFormat, sendScreenshot } from '../screenshot-answer.ts';
+import { captureScreenshot, screenshotBodySchema, screenshotMessages, toCaptureRequest, type ScreenshotBody } from '../screenshot.ts';
 import type { ApiRoute } from './route.ts';
 
 /** SPEC 2.1 plus `site_id`: the self-hosted body, extended, so both variants validate the same fields the same way. */
@@ -109,15 +110,17 @@ export const hostedScreenshotRoute: ApiRoute = {
       checkDomain(key, site, body.url);
       await limiter.consume(ctx, key.id, account.rateLimitPerMinute);
 
+      const raw = rawImageFormat(ctx, body.format);
+
       const usage = { accountId: account.id, siteId: site.id, keyId: key.id };
-      let response: ScreenshotResponse;
+      let answer: Awaited<ReturnType<typeof captureScreenshot>>;
       try {
-        response = await captureResponse(ctx, renderer, toCaptureRequest(body), started);
+        answer = await captureScreenshot(ctx, renderer, toCaptureRequest(body, raw), started);
       } catch (err) {
         await store.recordUsage({ ...usage, outcome: 'failure', bytes: 0 }).catch((usageErr: unknown) => logger.error({ err: usageErr }, 'Failed to record usage'));
         throw err;
       }
-      await store.recordUsage({ ...usage, outcome: 'capture', bytes: response.fileSize });
-      ctx.body = { ...response, site_id: site.id };
+      await store.recordUsage({ ...usage, outcome: 'capture', bytes: answer.body.fileSize });
+      sendScreenshot(ctx, { ...answer, body: { ...answer.body, site_id: site.id } }, raw);
     },
 };
