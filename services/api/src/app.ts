@@ -15,6 +15,7 @@ import { requireSelfHostedKey } from './auth/self-hosted-key.ts';
 import type { ApiConfig } from './config.ts';
 import { apiRegistry, httpRequestDuration } from './metrics.ts';
 import { createRateLimiter, type RateLimiter } from './rate-limit.ts';
+import type { ResultCache } from './result-cache/result-cache.ts';
 import { hostedRoutes } from './routes/api/index.ts';
 import type { HostedDeps } from './routes/api/route.ts';
 import { healthz, readyz } from './routes/health.ts';
@@ -34,6 +35,8 @@ export interface AppDeps {
   isShuttingDown?: () => boolean;
   /** The capture metrics of an in-process renderer (instrumentRenderer), served beside the API's own. */
   rendererRegistry?: Registry;
+  /** Results kept for requests with a cacheTtl (openResultCache); without one they always render. */
+  resultCache?: ResultCache;
 }
 
 export function createApp(deps: AppDeps): Koa {
@@ -49,12 +52,17 @@ export function createApp(deps: AppDeps): Koa {
     routes.push({
       method: 'POST',
       path: '/screenshot',
-      handlers: [requireSelfHostedKey(config.apiKey), ...jsonBody(config.bodyLimitBytes), screenshotHandler(renderer)],
+      handlers: [requireSelfHostedKey(config.apiKey), ...jsonBody(config.bodyLimitBytes), screenshotHandler(renderer, deps.resultCache, logger)],
     });
   }
   if (config.mode === 'hosted') {
     if (!deps.store) throw new Error('MODE=hosted needs a store');
-    routes.push(...mountHostedRoutes({ store: deps.store, renderer, logger, limiter: deps.limiter ?? createRateLimiter(config.rateLimitPerMinute) }, config));
+    routes.push(
+      ...mountHostedRoutes(
+        { store: deps.store, renderer, logger, limiter: deps.limiter ?? createRateLimiter(config.rateLimitPerMinute), resultCache: deps.resultCache },
+        config,
+      ),
+    );
   }
 
   const app = new Koa();

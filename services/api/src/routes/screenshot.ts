@@ -7,6 +7,9 @@ import { compileValidator, type MessageRule } from '../validation.ts';
 import { captureOptionsMessages, captureOptionsOf, captureOptionsProperties, captureOptionsRules, formatOf, type CaptureOptionsBody } from './capture-options.ts';
 import { MIME_TYPES, type ImageFormat } from '../../../renderer/src/capture/image-formats.ts';
 import { rawImageFormat, sendScreenshot, type ScreenshotAnswer } from './screenshot-answer.ts';
+import type { Logger } from '../../../../lib/logger.ts';
+import { captureThroughCache, type CachePolicy } from '../result-cache/cached-capture.ts';
+import type { ResultCache } from '../result-cache/result-cache.ts';
 
 export const MAX_URL_LENGTH = 8192;
 export const MIN_WAIT_MS = 1000;
@@ -86,13 +89,22 @@ export type ScreenshotResponse = {
 };
 
 /**
- * Captures for a client and builds the answer. A client that goes away cancels its capture. Shared
- * by the self-hosted and the hosted route, which differ only in what they check first.
+ * Captures for a client (or reuses a cached capture, when the request's cacheTtl allows) and
+ * builds the answer. A client that goes away cancels its capture. Shared by the self-hosted and the
+ * hosted route, which differ only in what they check first and in the cache scope.
  */
-export async function captureScreenshot(ctx: Context, renderer: Renderer, request: CaptureRequest, started: number): Promise<ScreenshotAnswer & { body: ScreenshotResponse }> {
+export async function captureScreenshot(
+  ctx: Context,
+  renderer: Renderer,
+  request: CaptureRequest,
+  started: number,
+  cachePolicy?: CachePolicy,
+): Promise<ScreenshotAnswer & { body: ScreenshotResponse }> {
   const clientGone = abortWhenClientGoes(ctx);
   try {
-    const result = await renderer.capture(request, { signal: clientGone.signal, requestId: ctx.state.requestId });
+    const { result, cached } = await captureThroughCache(cachePolicy, request, () =>
+      renderer.capture(request, { signal: clientGone.signal, requestId: ctx.state.requestId }),
+    );
     const format = formatOf(request);
     const body: ScreenshotResponse = {
       success: true,
@@ -105,6 +117,7 @@ export async function captureScreenshot(ctx: Context, renderer: Renderer, reques
       processingTimeMs: Math.round(performance.now() - started),
       waitMs: result.waitMs,
       ...(request.fullPage || request.selector !== undefined ? { truncated: result.truncated } : {}),
+      ...(cached !== undefined ? { cached } : {}),
     };
     return { body, image: result.png, format };
   } finally {
@@ -113,12 +126,13 @@ export async function captureScreenshot(ctx: Context, renderer: Renderer, reques
 }
 
 /** POST /screenshot: validates, captures, and answers with SPEC 2.2's result (or the raw image, by Accept). */
-export function screenshotHandler(renderer: Renderer): Middleware {
+export function screenshotHandler(renderer: Renderer, resultCache: ResultCache | undefined, logger: Logger): Middleware {
   return async (ctx) => {
     const started = performance.now();
     const body = validateScreenshotBody(ctx.request.body);
     const raw = rawImageFormat(ctx, body.format);
-    const answer = await captureScreenshot(ctx, renderer, toCaptureRequest(body, raw), started);
+    const policy: CachePolicy = { cache: resultCache, ttlSeconds: body.cacheTtl ?? 0, scope: { mode: 'self-hosted' }, logger };
+    const answer = await captureScreenshot(ctx, renderer, toCaptureRequest(body, raw), started, policy);
     sendScreenshot(ctx, answer, raw);
   };
 }

@@ -101,7 +101,7 @@ export const hostedScreenshotRoute: ApiRoute = {
     429: 'Rate limit exceeded; see Retry-After',
     500: 'Screenshot generation failed',
   },
-  handler: ({ store, renderer, limiter, logger }) =>
+  handler: ({ store, renderer, limiter, logger, resultCache }) =>
     async (ctx) => {
       const started = performance.now();
       const { site_id: siteId, ...body } = validateBody(ctx.request.body);
@@ -115,7 +115,9 @@ export const hostedScreenshotRoute: ApiRoute = {
       const usage = { accountId: account.id, siteId: site.id, keyId: key.id };
       let answer: Awaited<ReturnType<typeof captureScreenshot>>;
       try {
-        answer = await captureScreenshot(ctx, renderer, toCaptureRequest(body, raw), started);
+        // Sites never share entries: the site is part of the key.
+        const policy = { cache: resultCache, ttlSeconds: body.cacheTtl ?? 0, scope: { mode: 'hosted', siteId: site.id } as const, logger };
+        answer = await captureScreenshot(ctx, renderer, toCaptureRequest(body, raw), started, policy);
       } catch (err) {
         await store.recordUsage({ ...usage, outcome: 'failure', bytes: 0 }).catch((usageErr: unknown) => logger.error({ err: usageErr }, 'Failed to record usage'));
         throw err;
