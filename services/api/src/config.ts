@@ -22,12 +22,12 @@ export interface ApiConfig extends HttpServiceConfig {
   resultCache: ResultCacheConfig;
 }
 
-/** Files in DATA_DIR/result-cache, bounded by RESULT_CACHE_MAX_MB. */
-export type ResultCacheConfig = { backend: 'disk'; dir: string; maxBytes: number };
+/** MongoDB GridFS when MONGODB_URI is set, else files in DATA_DIR/result-cache; RESULT_CACHE_MAX_MB bounds either. */
+export type ResultCacheConfig = { backend: 'disk'; dir: string; maxBytes: number } | { backend: 'gridfs'; mongodbUri: string; maxBytes: number };
 
 function loadResultCacheConfig(env: Env, store: StoreConfig): ResultCacheConfig {
   const maxBytes = readInt(env, 'RESULT_CACHE_MAX_MB', 1024, { min: 1, max: 10_000_000 }) * 1024 * 1024;
-  return { backend: 'disk', dir: path.join(store.backend === 'sqlite' ? store.dataDir : 'data', 'result-cache'), maxBytes };
+  return store.backend === 'mongo' ? { backend: 'gridfs', mongodbUri: store.mongodbUri, maxBytes } : { backend: 'disk', dir: path.join(store.dataDir, 'result-cache'), maxBytes };
 }
 
 export interface RemoteRendererConfig {
