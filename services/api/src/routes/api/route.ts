@@ -25,6 +25,10 @@ export type JsonSchema = Record<string, unknown>;
 export interface RouteResponse {
   description: string;
   schema?: JsonSchema;
+  /** Other representations of the same answer, chosen by Accept: media type → its schema. */
+  alternatives?: Record<string, JsonSchema>;
+  /** Response headers: name → description and schema. */
+  headers?: Record<string, JsonSchema>;
 }
 
 export interface ApiRoute {

@@ -5,6 +5,7 @@ import type { ApiKey, Site, Store } from '../../../../../lib/store/store.ts';
 import { principalOf } from '../../auth/hosted-key.ts';
 import { recordAuthFailure } from '../../metrics.ts';
 import { compileValidator } from '../../validation.ts';
+import { IMAGE_FORMATS, MIME_TYPES } from '../../../../renderer/src/capture/image-formats.ts';
 import { rawImageFormat, sendScreenshot } from '../screenshot-answer.ts';
 import { captureScreenshot, screenshotBodySchema, screenshotMessages, toCaptureRequest, type ScreenshotBody } from '../screenshot.ts';
 import type { ApiRoute } from './route.ts';
@@ -32,15 +33,16 @@ const screenshotResultSchema = {
   required: ['success', 'image', 'url', 'quality', 'width', 'height', 'fileSize', 'processingTimeMs', 'site_id'],
   properties: {
     success: { const: true },
-    image: { type: 'string', description: 'data:image/png;base64,...' },
+    image: { type: 'string', description: 'data:image/png;base64,... (image/jpeg or image/webp with that format)' },
     url: { type: 'string' },
     quality: screenshotBodySchema.properties.quality,
     width: { type: 'integer' },
     height: { type: 'integer' },
-    fileSize: { type: 'integer', description: 'PNG bytes' },
+    fileSize: { type: 'integer', description: 'Bytes of the encoded image' },
     processingTimeMs: { type: 'integer' },
     waitMs: { type: 'integer' },
-    truncated: { type: 'boolean', description: 'Only with fullPage: true; the page was taller than the cap.' },
+    truncated: { type: 'boolean', description: 'Only with fullPage: true or a selector; the page or element was taller than the cap.' },
+    cached: { type: 'boolean', description: 'Only with cacheTtl above 0: true when the answer came from the result cache (also the Viewfinder-Cache header).' },
     site_id: { type: 'string', description: 'The site the capture was counted against.' },
   },
 };
@@ -93,11 +95,26 @@ export const hostedScreenshotRoute: ApiRoute = {
   tag: 'Screenshots',
   access: 'any-key',
   body: hostedScreenshotBodySchema,
-  responses: { 200: { description: 'The screenshot', schema: screenshotResultSchema } },
+  responses: {
+    200: {
+      description:
+        'The screenshot: JSON by default; the image bytes themselves when Accept asks for image/png, image/jpeg, image/webp or image/*, ' +
+        'with the other fields as Viewfinder-* headers (Viewfinder-Width, Viewfinder-Height, Viewfinder-File-Size, Viewfinder-Processing-Time-Ms, ...).',
+      schema: screenshotResultSchema,
+      alternatives: Object.fromEntries(IMAGE_FORMATS.map((format) => [MIME_TYPES[format], { type: 'string', contentMediaType: MIME_TYPES[format] }])),
+      headers: {
+        'Viewfinder-Cache': { description: 'hit or miss; only when the request gave a cacheTtl above 0', schema: { type: 'string', enum: ['hit', 'miss'] } },
+        'Viewfinder-Width': { description: 'Raw answers only: the image width in pixels', schema: { type: 'integer' } },
+        'Viewfinder-Height': { description: 'Raw answers only: the image height in pixels', schema: { type: 'integer' } },
+        'Viewfinder-Processing-Time-Ms': { description: 'Raw answers only: processing time in milliseconds', schema: { type: 'integer' } },
+      },
+    },
+  },
   errors: {
     403: 'The URL\'s host is not among the site\'s allowed domains, or the site key belongs to another site',
     404: 'The site does not exist or belongs to another account',
-    408: 'The page took too long to load',
+    406: 'Accept allows neither JSON nor the image type of the requested format',
+    408: 'The page took too long to load, or no element matching waitForSelector became visible in time',
     429: 'Rate limit exceeded; see Retry-After',
     500: 'Screenshot generation failed',
   },
