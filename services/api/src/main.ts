@@ -15,7 +15,7 @@ import { loadApiConfig, type ApiConfig } from './config.ts';
 import { instrumentStore } from './metrics.ts';
 import { createRemoteRenderer } from './remote-renderer.ts';
 import { reportCacheSize } from './result-cache/metrics.ts';
-import { describeResultCache, openResultCache } from './result-cache/open.ts';
+import { describeResultCache, lazyResultCache } from './result-cache/open.ts';
 
 async function createRenderer(config: ApiConfig, logger: Logger): Promise<{ renderer: Renderer; rendererRegistry?: Registry }> {
   if (config.remoteRenderer) {
@@ -33,9 +33,9 @@ const logger = createLogger({ level: config.logLevel, name: 'viewfinder-api' });
 try {
   const store = config.mode === 'hosted' ? instrumentStore(await openStore(config.store), config.store.backend === 'mongo' ? 'mongodb' : 'sqlite') : undefined;
   if (store) logger.info({ store: describeStore(config.store) }, 'Opened the store');
-  const resultCache = await openResultCache(config.resultCache);
+  const resultCache = lazyResultCache(config.resultCache);
   reportCacheSize(() => resultCache.sizeBytes());
-  logger.info({ resultCache: describeResultCache(config.resultCache), maxBytes: config.resultCache.maxBytes }, 'Opened the result cache');
+  logger.info({ resultCache: describeResultCache(config.resultCache), maxBytes: config.resultCache.maxBytes }, 'Results with a cacheTtl are cached (opened on first use)');
   const { renderer, rendererRegistry } = await createRenderer(config, logger);
   runService({
     config,
