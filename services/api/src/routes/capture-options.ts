@@ -45,7 +45,8 @@ export const captureOptionsProperties = {
 export const captureOptionsRules = {
   allOf: [
     { if: { required: ['imageQuality'], properties: { imageQuality: true } }, then: { required: ['format'], properties: { format: { enum: [...LOSSY_FORMATS] } } } },
-    { not: { required: ['fullPage', 'selector'], properties: { fullPage: { const: true }, selector: true } } },
+    // `type` keeps a body that is no object at all out of this rule: `required` alone holds for any non-object.
+    { not: { type: 'object', required: ['fullPage', 'selector'], properties: { fullPage: { const: true }, selector: true } } },
   ],
 } as const;
 
