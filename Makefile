@@ -88,9 +88,10 @@ test: install test-deps ## Type-check, then run the whole mocha suite (real Chro
 	node_modules/.bin/tsc --noEmit -p tsconfig.json
 	node_modules/.bin/mocha $(TEST_FILES)
 
-bench: install ## Print latency and throughput against a bare-puppeteer floor, then the corpus table
+bench: install ## Print latency and throughput against a bare-puppeteer floor, the corpus table, then cache hit vs miss latency
 	node bench/capture.bench.ts
 	node bench/corpus.bench.ts
+	node bench/cache.bench.ts
 
 bench-soak: install ## 1000 captures (SOAK_CAPTURES), printing service and Chromium RSS and temp files at start and end
 	node bench/soak.bench.ts

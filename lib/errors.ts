@@ -75,6 +75,13 @@ export class NavigationTimeout extends HttpError {
   }
 }
 
+/** The Accept header names only representations this request cannot produce. */
+export class NotAcceptable extends HttpError {
+  constructor(message: string) {
+    super(406, message);
+  }
+}
+
 export class PayloadTooLarge extends HttpError {
   constructor(limitBytes: number) {
     super(413, `Request body too large: the limit is ${limitBytes} bytes`);

@@ -17,6 +17,7 @@ import { dashboardRoutes } from './dashboard/routes.ts';
 import { sessionManager, type Clock } from './dashboard/sessions.ts';
 import { apiRegistry, httpRequestDuration } from './metrics.ts';
 import { createRateLimiter, type RateLimiter } from './rate-limit.ts';
+import type { ResultCache } from './result-cache/result-cache.ts';
 import { hostedRoutes } from './routes/api/index.ts';
 import type { HostedDeps } from './routes/api/route.ts';
 import { healthz, readyz } from './routes/health.ts';
@@ -38,6 +39,8 @@ export interface AppDeps {
   rendererRegistry?: Registry;
   /** The dashboard's clock for session expiry; tests move it. */
   clock?: Clock;
+  /** Results kept for requests with a cacheTtl (openResultCache); without one they always render. */
+  resultCache?: ResultCache;
 }
 
 export function createApp(deps: AppDeps): Koa {
@@ -53,12 +56,18 @@ export function createApp(deps: AppDeps): Koa {
     routes.push({
       method: 'POST',
       path: '/screenshot',
-      handlers: [requireSelfHostedKey(config.apiKey), ...jsonBody(config.bodyLimitBytes), screenshotHandler(renderer)],
+      handlers: [requireSelfHostedKey(config.apiKey), ...jsonBody(config.bodyLimitBytes), screenshotHandler(renderer, deps.resultCache, logger)],
     });
   }
   if (config.mode === 'hosted') {
     if (!deps.store) throw new Error('MODE=hosted needs a store');
-    const hosted: HostedDeps = { store: deps.store, renderer, logger, limiter: deps.limiter ?? createRateLimiter(config.rateLimitPerMinute) };
+    const hosted: HostedDeps = {
+      store: deps.store,
+      renderer,
+      logger,
+      limiter: deps.limiter ?? createRateLimiter(config.rateLimitPerMinute),
+      resultCache: deps.resultCache,
+    };
     routes.push(...mountHostedRoutes(hosted, config));
     const sessions = sessionManager(deps.store, config.dashboard, deps.clock ?? (() => new Date()));
     routes.push(...dashboardRoutes({ ...hosted, config: config.dashboard, sessions, bodyLimitBytes: config.bodyLimitBytes }));

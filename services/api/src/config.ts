@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { ConfigError, readEnum, readInt, readList, readOptionalString, type Env } from '../../../lib/env.ts';
 import { loadHttpServiceConfig, type HttpServiceConfig } from '../../../lib/service-process.ts';
 import { loadStoreConfig, type StoreConfig } from '../../../lib/store/open.ts';
@@ -20,6 +21,16 @@ export interface ApiConfig extends HttpServiceConfig {
   remoteRenderer: RemoteRendererConfig | undefined;
   /** Hosted only: sessions, sign-in limits, single sign-on and TRUST_PROXY (dashboard/config.ts). */
   dashboard: DashboardConfig;
+  /** Where results with a cacheTtl are kept: beside the store, in either mode. */
+  resultCache: ResultCacheConfig;
+}
+
+/** MongoDB GridFS when MONGODB_URI is set, else files in DATA_DIR/result-cache; RESULT_CACHE_MAX_MB bounds either. */
+export type ResultCacheConfig = { backend: 'disk'; dir: string; maxBytes: number } | { backend: 'gridfs'; mongodbUri: string; maxBytes: number };
+
+function loadResultCacheConfig(env: Env, store: StoreConfig): ResultCacheConfig {
+  const maxBytes = readInt(env, 'RESULT_CACHE_MAX_MB', 1024, { min: 1, max: 10_000_000 }) * 1024 * 1024;
+  return store.backend === 'mongo' ? { backend: 'gridfs', mongodbUri: store.mongodbUri, maxBytes } : { backend: 'disk', dir: path.join(store.dataDir, 'result-cache'), maxBytes };
 }
 
 export interface RemoteRendererConfig {
@@ -37,13 +48,15 @@ export interface RemoteRendererConfig {
 
 export function loadApiConfig(env: Env): ApiConfig {
   const renderer = loadRendererConfig(env);
+  const store = loadStoreConfig(env);
   return {
     ...loadHttpServiceConfig(env, 'PORT', 3000),
     mode: readEnum(env, 'MODE', MODES, 'self-hosted'),
     apiKey: readOptionalString(env, 'API_KEY'),
     renderer,
     remoteRenderer: loadRemoteRendererConfig(env, renderer.captureTimeoutMs),
-    store: loadStoreConfig(env),
+    store,
+    resultCache: loadResultCacheConfig(env, store),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 60, { min: 1, max: 1_000_000 }),
     dashboard: loadDashboardConfig(env),
   };

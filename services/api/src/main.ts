@@ -14,6 +14,8 @@ import { createApp } from './app.ts';
 import { loadApiConfig, type ApiConfig } from './config.ts';
 import { instrumentStore } from './metrics.ts';
 import { createRemoteRenderer } from './remote-renderer.ts';
+import { reportCacheSize } from './result-cache/metrics.ts';
+import { describeResultCache, lazyResultCache } from './result-cache/open.ts';
 
 async function createRenderer(config: ApiConfig, logger: Logger): Promise<{ renderer: Renderer; rendererRegistry?: Registry }> {
   if (config.remoteRenderer) {
@@ -31,15 +33,19 @@ const logger = createLogger({ level: config.logLevel, name: 'viewfinder-api' });
 try {
   const store = config.mode === 'hosted' ? instrumentStore(await openStore(config.store), config.store.backend === 'mongo' ? 'mongodb' : 'sqlite') : undefined;
   if (store) logger.info({ store: describeStore(config.store) }, 'Opened the store');
+  const resultCache = lazyResultCache(config.resultCache);
+  reportCacheSize(() => resultCache.sizeBytes());
+  logger.info({ resultCache: describeResultCache(config.resultCache), maxBytes: config.resultCache.maxBytes }, 'Results with a cacheTtl are cached (opened on first use)');
   const { renderer, rendererRegistry } = await createRenderer(config, logger);
   runService({
     config,
     logger,
     describe: { mode: config.mode, auth: config.mode === 'hosted' ? 'hosted-keys' : config.apiKey ? 'api-key' : 'none', renderer: config.remoteRenderer ? 'remote' : 'in-process' },
-    createApp: (isShuttingDown) => createApp({ config, renderer, logger, store, isShuttingDown, ...(rendererRegistry ? { rendererRegistry } : {}) }),
+    createApp: (isShuttingDown) => createApp({ config, renderer, logger, store, resultCache, isShuttingDown, ...(rendererRegistry ? { rendererRegistry } : {}) }),
     close: async () => {
       await renderer.close();
       await store?.close();
+      await resultCache.close();
     },
   });
 } catch (err) {

@@ -36,7 +36,7 @@ export function instrumentRenderer(renderer: Renderer, registry: Registry): Rend
   });
   const pngBytes = new Histogram({
     name: 'viewfinder_capture_png_bytes',
-    help: 'Size of the PNG of a successful capture, in bytes.',
+    help: 'Size of the image of a successful capture, in bytes (PNG unless the request chose jpeg or webp).',
     labelNames: PROFILE_LABEL,
     buckets: [10e3, 30e3, 100e3, 300e3, 1e6, 3e6, 10e6, 30e6, 100e6],
     registers: [registry],

@@ -5,7 +5,8 @@
  *   POST /v1/captures   Content-Type: application/json, body: a CaptureRequest
  *                       Authorization: Bearer <RENDERER_TOKEN> when the service has a token
  *                       X-Request-Id: the API's request id (optional)
- *   200                 Content-Type: image/png, body: the PNG bytes; metadata in headers:
+ *   200                 Content-Type: image/png (or image/jpeg, image/webp: the request's format), body: the
+ *                       image bytes; metadata in headers:
  *                       X-Image-Width, X-Image-Height, X-Image-Truncated (true|false), X-Wait-Ms
  *   4xx/5xx             the typed error of lib/errors.ts as JSON: {success:false,error} (401: {error})
  *
@@ -22,10 +23,15 @@ import {
   ServiceUnavailable,
   TooManyRequests,
 } from '../../../lib/errors.ts';
+import { formatOfMimeType, IMAGE_FORMATS } from './capture/image-formats.ts';
 import { PROFILE_NAMES } from './capture/profiles.ts';
 import type { CaptureRequest, CaptureResult } from './renderer.ts';
 
 export const CAPTURE_PATH = '/v1/captures';
+
+/** Bounds on the selector options, shared with the API's schema. */
+export const MAX_SELECTOR_LENGTH = 1024;
+export const MAX_HIDE_SELECTORS = 50;
 
 const HEADER = { width: 'x-image-width', height: 'x-image-height', truncated: 'x-image-truncated', waitMs: 'x-wait-ms' } as const;
 
@@ -40,13 +46,17 @@ export function resultHeaders(result: CaptureResult): Record<string, string> {
 
 /** Rebuilds the CaptureResult from a 200's body and headers; a malformed answer is a failed capture. */
 export function resultFromResponse(png: Buffer, headers: IncomingHttpHeaders): CaptureResult {
+  const malformed = () => new CaptureFailed('Screenshot generation failed: the renderer sent a malformed answer');
+  const format = formatOfMimeType(headers['content-type']);
+  if (format === undefined) throw malformed();
   const integer = (name: string) => {
     const value = Number(headers[name]);
-    if (!Number.isSafeInteger(value) || value < 0) throw new CaptureFailed('Screenshot generation failed: the renderer sent a malformed answer');
+    if (!Number.isSafeInteger(value) || value < 0) throw malformed();
     return value;
   };
   return {
     png,
+    format,
     width: integer(HEADER.width),
     height: integer(HEADER.height),
     fileSize: png.byteLength,
@@ -106,6 +116,13 @@ const captureRequestSchema = {
     removeAds: { type: 'boolean' },
     // As many as a site may hold (the API's allowedDomainsSchema).
     allowedDomains: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 260 } },
+    format: { type: 'string', enum: [...IMAGE_FORMATS] },
+    imageQuality: { type: 'integer', minimum: 1, maximum: 100 },
+    selector: { type: 'string', minLength: 1, maxLength: MAX_SELECTOR_LENGTH },
+    waitForSelector: { type: 'string', minLength: 1, maxLength: MAX_SELECTOR_LENGTH },
+    hideSelectors: { type: 'array', maxItems: MAX_HIDE_SELECTORS, items: { type: 'string', minLength: 1, maxLength: MAX_SELECTOR_LENGTH } },
+    darkMode: { type: 'boolean' },
+    reducedMotion: { type: 'boolean' },
   },
 } as const;
 

@@ -2,6 +2,7 @@
  * The renderer's contract. The API talks to a Renderer, whether it runs in-process (the pool in
  * pool.ts) or behind HTTP (services/api/src/remote-renderer.ts): every field here is plain data so that it crosses a wire as is.
  */
+import type { ImageFormat } from './capture/image-formats.ts';
 import type { ProfileName } from './capture/profiles.ts';
 
 export interface CaptureRequest {
@@ -17,11 +18,29 @@ export interface CaptureRequest {
    * guard/domain-scope.ts). Absent for unrestricted keys and in self-hosted mode.
    */
   allowedDomains?: string[];
+  // Options beyond the spec (docs/capture-options.md): each is absent unless the client gave it, so a
+  // request with only the spec's fields crosses the wire exactly as before.
+  /** Absent: png. */
+  format?: ImageFormat;
+  /** 1..100, jpeg and webp only. Absent: DEFAULT_IMAGE_QUALITY. */
+  imageQuality?: number;
+  /** Capture only the first element that matches this CSS selector (never with fullPage). */
+  selector?: string;
+  /** Wait until an element matching this CSS selector is visible, within the navigation timeout. */
+  waitForSelector?: string;
+  /** Elements matching any of these CSS selectors are hidden (display: none) before the screenshot. */
+  hideSelectors?: string[];
+  /** Emulate prefers-color-scheme: dark. */
+  darkMode?: boolean;
+  /** Emulate prefers-reduced-motion: reduce. */
+  reducedMotion?: boolean;
 }
 
 export interface CaptureResult {
+  /** The encoded image: PNG bytes unless `format` says otherwise (the name predates the other formats). */
   png: Buffer;
-  /** Read from the PNG's IHDR chunk, never copied from the profile. */
+  format: ImageFormat;
+  /** Read from the encoded image's own header, never copied from the profile. */
   width: number;
   height: number;
   fileSize: number;

@@ -14,6 +14,7 @@ import { requestContext } from '../../../lib/http/request-context.ts';
 import { routerFor } from '../../../lib/http/routes.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import { createHttpRequestDuration, httpMetrics, metricsEndpoint } from '../../../lib/metrics.ts';
+import { MIME_TYPES } from './capture/image-formats.ts';
 import { CAPTURE_PATH, parseCaptureRequest, resultHeaders } from './protocol.ts';
 import type { Renderer } from './renderer.ts';
 
@@ -84,7 +85,7 @@ function captureHandler(renderer: Renderer, isShuttingDown: () => boolean): Midd
     try {
       const result = await renderer.capture(request, { signal: clientGone.signal, requestId: ctx.state.requestId });
       ctx.set(resultHeaders(result));
-      ctx.type = 'image/png';
+      ctx.type = MIME_TYPES[result.format];
       ctx.body = result.png;
     } finally {
       clientGone.dispose();

@@ -8,7 +8,8 @@ import { createApp } from '../../../services/api/src/app.ts';
 import { loadApiConfig } from '../../../services/api/src/config.ts';
 import { apiRegistry } from '../../../services/api/src/metrics.ts';
 import { createRemoteRenderer, type RemoteRenderer } from '../../../services/api/src/remote-renderer.ts';
-import { closedPort, startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
+import { closeImageDecoder, decodeAnyDataUri, near } from '../../support/decode-image.ts';
+import { closedPort, page, startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
 import { decodeDataUri, sharedRenderer, silentLogger, startRenderer, testConfig } from '../../support/harness.ts';
 import { captureLog } from '../../support/log-capture.ts';
 import { sampleValue, startRendererService, type RendererService } from '../../support/renderer-service.ts';
@@ -63,6 +64,25 @@ describe('dispatch to renderer services (RENDERER_URL, real Chromium behind HTTP
     expect(image.rgb(5, 5)).to.deep.equal(RED);
     expect(image.rgb(5115, 2875)).to.deep.equal(BLUE);
     expect(await sampleValue(service.registry, 'viewfinder_capture_duration_seconds_count', { profile: 'retina', outcome: 'success' })).to.equal(1);
+  });
+
+  it('carries the options beyond the spec across the wire: a webp element capture in dark mode, and the 400 of a bad selector', async () => {
+    const { app } = await remoteApp([service.url]);
+    const html = page('<div id="box"></div>', {
+      style: '#box{margin:50px;width:120px;height:80px;background:#ffffff} @media (prefers-color-scheme: dark){#box{background:#0000ff}}',
+    });
+    const response = await capture(app, { url: fixtures.url(`/echo?html=${encodeURIComponent(html)}`), format: 'webp', selector: '#box', darkMode: true });
+    expect(response.status, JSON.stringify(response.body).slice(0, 200)).to.equal(200);
+    expect(response.body).to.include({ width: 120, height: 80, truncated: false });
+    const image = await decodeAnyDataUri(response.body.image);
+    expect(image.mimeType).to.equal('image/webp');
+    expect([image.png.width, image.png.height]).to.deep.equal([120, 80]);
+    expect(near(image.rgb(60, 40), BLUE)).to.equal(true);
+    await closeImageDecoder();
+
+    const invalid = await capture(app, { url: fixtures.url('/simple'), hideSelectors: ['#1st'] });
+    expect(invalid.status).to.equal(400);
+    expect(invalid.body).to.deep.equal({ success: false, error: 'hideSelectors[0] is not a valid CSS selector: "#1st"' });
   });
 
   it("rethrows the renderer's typed error: 500 with the network error", async () => {

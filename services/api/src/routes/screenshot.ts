@@ -4,13 +4,19 @@ import { abortWhenClientGoes } from '../../../../lib/http/client-gone.ts';
 import { DEFAULT_PROFILE, PROFILE_NAMES, type ProfileName } from '../../../renderer/src/capture/profiles.ts';
 import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
 import { compileValidator, type MessageRule } from '../validation.ts';
+import { captureOptionsMessages, captureOptionsOf, captureOptionsProperties, captureOptionsRules, formatOf, type CaptureOptionsBody } from './capture-options.ts';
+import { MIME_TYPES, type ImageFormat } from '../../../renderer/src/capture/image-formats.ts';
+import { rawImageFormat, sendScreenshot, type ScreenshotAnswer } from './screenshot-answer.ts';
+import type { Logger } from '../../../../lib/logger.ts';
+import { captureThroughCache, type CachePolicy } from '../result-cache/cached-capture.ts';
+import type { ResultCache } from '../result-cache/result-cache.ts';
 
 export const MAX_URL_LENGTH = 8192;
 export const MIN_WAIT_MS = 1000;
 export const MAX_WAIT_MS = 8000;
 
-/** SPEC 2.1, the screenshot request. */
-export interface ScreenshotBody {
+/** SPEC 2.1, the screenshot request, and the options beyond it (capture-options.ts). */
+export interface ScreenshotBody extends CaptureOptionsBody {
   url: string;
   quality?: ProfileName;
   wait?: number;
@@ -28,7 +34,9 @@ export const screenshotBodySchema = {
     wait: { type: 'number', minimum: MIN_WAIT_MS, maximum: MAX_WAIT_MS },
     fullPage: { type: 'boolean' },
     removeAds: { type: 'boolean' },
+    ...captureOptionsProperties,
   },
+  ...captureOptionsRules,
 } as const;
 
 export const screenshotMessages: MessageRule[] = [
@@ -42,23 +50,30 @@ export const screenshotMessages: MessageRule[] = [
   (e: ErrorObject) => (e.instancePath === '/quality' ? `quality must be one of ${PROFILE_NAMES.join(', ')}` : undefined),
   (e: ErrorObject) => (e.instancePath === '/wait' ? `wait must be a number of milliseconds from ${MIN_WAIT_MS} to ${MAX_WAIT_MS}` : undefined),
   (e: ErrorObject) => (e.instancePath === '/fullPage' || e.instancePath === '/removeAds' ? `${e.instancePath.slice(1)} must be a boolean` : undefined),
+  ...captureOptionsMessages,
 ];
 
 export const validateScreenshotBody = compileValidator<ScreenshotBody>(screenshotBodySchema, screenshotMessages);
 
-/** Applies the spec's defaults: standard quality, removeAds true, fullPage false. */
-export function toCaptureRequest(body: ScreenshotBody): CaptureRequest {
+/**
+ * Applies the spec's defaults (standard quality, removeAds true, fullPage false) and copies the
+ * options that were given. `rawFormat` is the image type the Accept header chose; it sets the
+ * encoding when the body did not.
+ */
+export function toCaptureRequest(body: ScreenshotBody, rawFormat?: ImageFormat): CaptureRequest {
   return {
     url: body.url,
     quality: body.quality ?? DEFAULT_PROFILE,
     ...(body.wait !== undefined ? { wait: body.wait } : {}),
     fullPage: body.fullPage ?? false,
     removeAds: body.removeAds ?? true,
+    ...captureOptionsOf(body),
+    ...(body.format === undefined && rawFormat !== undefined && rawFormat !== 'png' ? { format: rawFormat } : {}),
   };
 }
 
-/** SPEC 2.2's result, plus waitMs and (for full-page captures) truncated. */
-export interface ScreenshotResponse {
+/** SPEC 2.2's result, plus waitMs and (for full-page and element captures) truncated. */
+export type ScreenshotResponse = {
   success: true;
   image: string;
   url: string;
@@ -69,19 +84,31 @@ export interface ScreenshotResponse {
   processingTimeMs: number;
   waitMs: number;
   truncated?: boolean;
-}
+  /** Only when the request gave a cacheTtl above 0: whether the result came from the cache. */
+  cached?: boolean;
+};
 
 /**
- * Captures for a client and builds the response body. A client that goes away cancels its
- * capture. Shared by the self-hosted and the hosted route, which differ only in what they check first.
+ * Captures for a client (or reuses a cached capture, when the request's cacheTtl allows) and
+ * builds the answer. A client that goes away cancels its capture. Shared by the self-hosted and the
+ * hosted route, which differ only in what they check first and in the cache scope.
  */
-export async function captureResponse(ctx: Context, renderer: Renderer, request: CaptureRequest, started: number): Promise<ScreenshotResponse> {
+export async function captureScreenshot(
+  ctx: Context,
+  renderer: Renderer,
+  request: CaptureRequest,
+  started: number,
+  cachePolicy?: CachePolicy,
+): Promise<ScreenshotAnswer & { body: ScreenshotResponse }> {
   const clientGone = abortWhenClientGoes(ctx);
   try {
-    const result = await renderer.capture(request, { signal: clientGone.signal, requestId: ctx.state.requestId });
-    return {
+    const { result, cached } = await captureThroughCache(cachePolicy, request, () =>
+      renderer.capture(request, { signal: clientGone.signal, requestId: ctx.state.requestId }),
+    );
+    const format = formatOf(request);
+    const body: ScreenshotResponse = {
       success: true,
-      image: `data:image/png;base64,${result.png.toString('base64')}`,
+      image: `data:${MIME_TYPES[format]};base64,${result.png.toString('base64')}`,
       url: request.url,
       quality: request.quality,
       width: result.width,
@@ -89,18 +116,23 @@ export async function captureResponse(ctx: Context, renderer: Renderer, request:
       fileSize: result.fileSize,
       processingTimeMs: Math.round(performance.now() - started),
       waitMs: result.waitMs,
-      ...(request.fullPage ? { truncated: result.truncated } : {}),
+      ...(request.fullPage || request.selector !== undefined ? { truncated: result.truncated } : {}),
+      ...(cached !== undefined ? { cached } : {}),
     };
+    return { body, image: result.png, format };
   } finally {
     clientGone.dispose();
   }
 }
 
-/** POST /screenshot: validates, captures, and answers with SPEC 2.2's result. */
-export function screenshotHandler(renderer: Renderer): Middleware {
+/** POST /screenshot: validates, captures, and answers with SPEC 2.2's result (or the raw image, by Accept). */
+export function screenshotHandler(renderer: Renderer, resultCache: ResultCache | undefined, logger: Logger): Middleware {
   return async (ctx) => {
     const started = performance.now();
-    const request = toCaptureRequest(validateScreenshotBody(ctx.request.body));
-    ctx.body = await captureResponse(ctx, renderer, request, started);
+    const body = validateScreenshotBody(ctx.request.body);
+    const raw = rawImageFormat(ctx, body.format);
+    const policy: CachePolicy = { cache: resultCache, ttlSeconds: body.cacheTtl ?? 0, scope: { mode: 'self-hosted' }, logger };
+    const answer = await captureScreenshot(ctx, renderer, toCaptureRequest(body, raw), started, policy);
+    sendScreenshot(ctx, answer, raw);
   };
 }

@@ -6,7 +6,8 @@ import type { SettleHints } from './settle-hints.ts';
 import { NetworkMonitor } from './network-monitor.ts';
 import { emulateProfile } from './prepare-page.ts';
 import { PROFILES, type Profile } from './profiles.ts';
-import { readPngSize } from './png.ts';
+import { DEFAULT_IMAGE_FORMAT, DEFAULT_IMAGE_QUALITY, readImageSize } from './image-formats.ts';
+import { checkSelectors, elementClip, emulateMedia, hideElements, waitForVisible } from './page-options.ts';
 import { sleep } from './sleep.ts';
 import { smartWait, waitForLoadEvent, type SmartWaitSettings } from './smart-wait.ts';
 
@@ -40,12 +41,18 @@ export async function capturePage(
 ): Promise<CaptureResult> {
   const profile = PROFILES[request.quality];
   await emulateProfile(page, profile);
+  await checkSelectors(page, request);
+  await emulateMedia(page, request);
   const network = new NetworkMonitor(page, { longRequestMs: limits.longRequestMs });
   try {
     if (request.removeAds) await cleaner?.beforeNavigation(page);
+    const navigationStarted = performance.now();
     await navigate(page, request.url, limits.navigationTimeoutMs, signal);
 
     const waitStarted = performance.now();
+    if (request.waitForSelector !== undefined) {
+      await waitForVisible(page, request.waitForSelector, navigationStarted + limits.navigationTimeoutMs, signal);
+    }
     await waitUntilReady(page, request, limits, network, waitStarted, signal);
     if (request.fullPage) {
       const maxCssHeight = Math.floor(limits.fullPageMaxHeight / profile.viewport.deviceScaleFactor);
@@ -57,9 +64,11 @@ export async function capturePage(
     signal?.throwIfAborted();
 
     if (request.removeAds) await cleaner?.beforeScreenshot(page);
-    const { png, truncated } = await screenshot(page, profile, request.fullPage, limits.fullPageMaxHeight);
-    const { width, height } = readPngSize(png);
-    return { png, width, height, fileSize: png.byteLength, truncated, waitMs };
+    if (request.hideSelectors) await hideElements(page, request.hideSelectors);
+    const { png, truncated } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
+    const format = request.format ?? DEFAULT_IMAGE_FORMAT;
+    const { width, height } = readImageSize(png, format);
+    return { png, format, width, height, fileSize: png.byteLength, truncated, waitMs };
   } finally {
     network.stop();
   }
@@ -143,17 +152,28 @@ function describeFailure(netError: string | undefined, response: HTTPResponse | 
   return netError ? `: ${netError}` : '';
 }
 
-async function screenshot(page: Page, profile: Profile, fullPage: boolean, maxImageHeight: number): Promise<{ png: Buffer; truncated: boolean }> {
-  if (!fullPage) {
-    const png = await page.screenshot({ type: 'png', optimizeForSpeed: true });
+/** The encoder settings of a request: PNG as always, or JPEG/WebP at the requested quality. */
+function encoding(request: CaptureRequest) {
+  const type = request.format ?? DEFAULT_IMAGE_FORMAT;
+  return { type, optimizeForSpeed: true, ...(type === 'png' ? {} : { quality: request.imageQuality ?? DEFAULT_IMAGE_QUALITY }) } as const;
+}
+
+async function screenshot(page: Page, profile: Profile, request: CaptureRequest, maxImageHeight: number): Promise<{ png: Buffer; truncated: boolean }> {
+  const maxCssHeight = Math.floor(maxImageHeight / profile.viewport.deviceScaleFactor);
+  if (request.selector !== undefined) {
+    // An element taller than the full-page cap is cut there, as a full page would be.
+    const clip = await elementClip(page, request.selector);
+    const image = await page.screenshot({ ...encoding(request), captureBeyondViewport: true, clip: { ...clip, height: Math.min(clip.height, maxCssHeight) } });
+    return { png: Buffer.from(image), truncated: clip.height > maxCssHeight };
+  }
+  if (!request.fullPage) {
+    const png = await page.screenshot(encoding(request));
     return { png: Buffer.from(png), truncated: false };
   }
   const pageHeight = await documentHeight(page);
-  const maxCssHeight = Math.floor(maxImageHeight / profile.viewport.deviceScaleFactor);
   const height = Math.min(pageHeight, maxCssHeight);
   const png = await page.screenshot({
-    type: 'png',
-    optimizeForSpeed: true,
+    ...encoding(request),
     captureBeyondViewport: true,
     clip: { x: 0, y: 0, width: profile.viewport.width, height },
   });

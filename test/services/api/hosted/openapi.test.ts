@@ -60,6 +60,13 @@ describe('GET /api/openapi.json (hosted)', () => {
     expect(responseSchema('post', '/api/screenshot', 401)).to.deep.include({ required: ['error'], additionalProperties: false });
   });
 
+  it('documents the raw image answers by Accept, their headers, and 406', () => {
+    const ok = operation('post', '/api/screenshot').responses[200] as unknown as { content: Record<string, object>; headers: Record<string, object> };
+    expect(Object.keys(ok.content)).to.have.members(['application/json', 'image/png', 'image/jpeg', 'image/webp']);
+    expect(ok.headers).to.include.keys('Viewfinder-Cache', 'Viewfinder-Width', 'Viewfinder-Height', 'Viewfinder-Processing-Time-Ms');
+    expect(operation('post', '/api/screenshot').responses).to.have.property('406');
+  });
+
   it('describes the answers the API actually gives', async () => {
     const ajv = new Ajv({ strict: false, validateFormats: false });
     const admin = hosted.api(hosted.fullKey);

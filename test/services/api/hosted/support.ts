@@ -6,8 +6,8 @@ import request from 'supertest';
 import type { Logger } from '../../../../lib/logger.ts';
 import { openStore } from '../../../../lib/store/open.ts';
 import type { Account, Store } from '../../../../lib/store/store.ts';
-import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { createApp } from '../../../../services/api/src/app.ts';
+import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
 
 /**

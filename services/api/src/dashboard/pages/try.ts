@@ -1,6 +1,6 @@
 import type { SiteView } from '../../../../../lib/management.ts';
 import { PROFILE_NAMES } from '../../../../renderer/src/capture/profiles.ts';
-import { captureResponse, toCaptureRequest, validateScreenshotBody, type ScreenshotResponse } from '../../routes/screenshot.ts';
+import { captureScreenshot, toCaptureRequest, validateScreenshotBody, type ScreenshotResponse } from '../../routes/screenshot.ts';
 import type { DashboardDeps, PageContext } from '../deps.ts';
 import { checkboxField, csrfField, errorsFor, formError, selectField, textField, type FieldErrors } from '../fields.ts';
 import { field } from '../forms.ts';
@@ -92,7 +92,7 @@ export function captureTry(deps: DashboardDeps) {
       await deps.limiter.consume(ctx, `dashboard:${account.id}`, account.rateLimitPerMinute);
       const usage = { accountId: account.id, siteId, keyId: TRY_IT_KEY_ID };
       try {
-        result = await captureResponse(ctx, deps.renderer, toCaptureRequest(body), started);
+        result = (await captureScreenshot(ctx, deps.renderer, toCaptureRequest(body), started)).body;
       } catch (err) {
         await deps.store.recordUsage({ ...usage, outcome: 'failure', bytes: 0 }).catch((usageErr: unknown) => deps.logger.error({ err: usageErr }, 'Failed to record usage'));
         throw err;

@@ -42,7 +42,18 @@ function successResponses(route: ApiRoute): Record<string, JsonSchema> {
   return Object.fromEntries(
     Object.entries(route.responses).map(([status, response]) => [
       status,
-      { description: response.description, ...(response.schema ? { content: { 'application/json': { schema: response.schema } } } : {}) },
+      {
+        description: response.description,
+        ...(response.headers ? { headers: response.headers } : {}),
+        ...(response.schema || response.alternatives
+          ? {
+              content: {
+                ...(response.schema ? { 'application/json': { schema: response.schema } } : {}),
+                ...Object.fromEntries(Object.entries(response.alternatives ?? {}).map(([type, schema]) => [type, { schema }])),
+              },
+            }
+          : {}),
+      },
     ]),
   );
 }

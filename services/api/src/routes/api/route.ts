@@ -4,6 +4,7 @@ import type { Store } from '../../../../../lib/store/store.ts';
 import type { Renderer } from '../../../../renderer/src/renderer.ts';
 import type { Access } from '../../auth/hosted-key.ts';
 import type { RateLimiter } from '../../rate-limit.ts';
+import type { ResultCache } from '../../result-cache/result-cache.ts';
 
 /**
  * A hosted route describes itself: app.ts mounts it (auth, JSON body, handler) and openapi.ts
@@ -15,6 +16,8 @@ export interface HostedDeps {
   renderer: Renderer;
   limiter: RateLimiter;
   logger: Logger;
+  /** Results kept for requests with a cacheTtl; without one every such request renders. */
+  resultCache?: ResultCache | undefined;
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -22,6 +25,10 @@ export type JsonSchema = Record<string, unknown>;
 export interface RouteResponse {
   description: string;
   schema?: JsonSchema;
+  /** Other representations of the same answer, chosen by Accept: media type → its schema. */
+  alternatives?: Record<string, JsonSchema>;
+  /** Response headers: name → description and schema. */
+  headers?: Record<string, JsonSchema>;
 }
 
 export interface ApiRoute {

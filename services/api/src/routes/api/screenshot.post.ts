@@ -5,7 +5,9 @@ import type { ApiKey, Site, Store } from '../../../../../lib/store/store.ts';
 import { principalOf } from '../../auth/hosted-key.ts';
 import { recordAuthFailure } from '../../metrics.ts';
 import { compileValidator } from '../../validation.ts';
-import { captureResponse, screenshotBodySchema, screenshotMessages, toCaptureRequest, type ScreenshotBody, type ScreenshotResponse } from '../screenshot.ts';
+import { IMAGE_FORMATS, MIME_TYPES } from '../../../../renderer/src/capture/image-formats.ts';
+import { rawImageFormat, sendScreenshot } from '../screenshot-answer.ts';
+import { captureScreenshot, screenshotBodySchema, screenshotMessages, toCaptureRequest, type ScreenshotBody } from '../screenshot.ts';
 import type { ApiRoute } from './route.ts';
 
 /** SPEC 2.1 plus `site_id`: the self-hosted body, extended, so both variants validate the same fields the same way. */
@@ -31,15 +33,16 @@ const screenshotResultSchema = {
   required: ['success', 'image', 'url', 'quality', 'width', 'height', 'fileSize', 'processingTimeMs', 'site_id'],
   properties: {
     success: { const: true },
-    image: { type: 'string', description: 'data:image/png;base64,...' },
+    image: { type: 'string', description: 'data:image/png;base64,... (image/jpeg or image/webp with that format)' },
     url: { type: 'string' },
     quality: screenshotBodySchema.properties.quality,
     width: { type: 'integer' },
     height: { type: 'integer' },
-    fileSize: { type: 'integer', description: 'PNG bytes' },
+    fileSize: { type: 'integer', description: 'Bytes of the encoded image' },
     processingTimeMs: { type: 'integer' },
     waitMs: { type: 'integer' },
-    truncated: { type: 'boolean', description: 'Only with fullPage: true; the page was taller than the cap.' },
+    truncated: { type: 'boolean', description: 'Only with fullPage: true or a selector; the page or element was taller than the cap.' },
+    cached: { type: 'boolean', description: 'Only with cacheTtl above 0: true when the answer came from the result cache (also the Viewfinder-Cache header).' },
     site_id: { type: 'string', description: 'The site the capture was counted against.' },
   },
 };
@@ -92,15 +95,30 @@ export const hostedScreenshotRoute: ApiRoute = {
   tag: 'Screenshots',
   access: 'any-key',
   body: hostedScreenshotBodySchema,
-  responses: { 200: { description: 'The screenshot', schema: screenshotResultSchema } },
+  responses: {
+    200: {
+      description:
+        'The screenshot: JSON by default; the image bytes themselves when Accept asks for image/png, image/jpeg, image/webp or image/*, ' +
+        'with the other fields as Viewfinder-* headers (Viewfinder-Width, Viewfinder-Height, Viewfinder-File-Size, Viewfinder-Processing-Time-Ms, ...).',
+      schema: screenshotResultSchema,
+      alternatives: Object.fromEntries(IMAGE_FORMATS.map((format) => [MIME_TYPES[format], { type: 'string', contentMediaType: MIME_TYPES[format] }])),
+      headers: {
+        'Viewfinder-Cache': { description: 'hit or miss; only when the request gave a cacheTtl above 0', schema: { type: 'string', enum: ['hit', 'miss'] } },
+        'Viewfinder-Width': { description: 'Raw answers only: the image width in pixels', schema: { type: 'integer' } },
+        'Viewfinder-Height': { description: 'Raw answers only: the image height in pixels', schema: { type: 'integer' } },
+        'Viewfinder-Processing-Time-Ms': { description: 'Raw answers only: processing time in milliseconds', schema: { type: 'integer' } },
+      },
+    },
+  },
   errors: {
     403: 'The URL\'s host, or that of a page it redirects or navigates to, is not among the site\'s allowed domains; or the site key belongs to another site',
     404: 'The site does not exist or belongs to another account',
-    408: 'The page took too long to load',
+    406: 'Accept allows neither JSON nor the image type of the requested format',
+    408: 'The page took too long to load, or no element matching waitForSelector became visible in time',
     429: 'Rate limit exceeded; see Retry-After',
     500: 'Screenshot generation failed',
   },
-  handler: ({ store, renderer, limiter, logger }) =>
+  handler: ({ store, renderer, limiter, logger, resultCache }) =>
     async (ctx) => {
       const started = performance.now();
       const { site_id: siteId, ...body } = validateBody(ctx.request.body);
@@ -109,19 +127,23 @@ export const hostedScreenshotRoute: ApiRoute = {
       checkDomain(key, site, body.url);
       await limiter.consume(ctx, key.id, account.rateLimitPerMinute);
 
+      const raw = rawImageFormat(ctx, body.format);
+
       const usage = { accountId: account.id, siteId: site.id, keyId: key.id };
-      let response: ScreenshotResponse;
+      let answer: Awaited<ReturnType<typeof captureScreenshot>>;
       try {
         // The domains travel with the capture, so that the renderer holds every page it loads to them.
         const scope = key.restrictDomains ? { allowedDomains: site.allowedDomains } : {};
-        response = await captureResponse(ctx, renderer, { ...toCaptureRequest(body), ...scope }, started);
+        // Sites never share entries: the site is part of the key.
+        const policy = { cache: resultCache, ttlSeconds: body.cacheTtl ?? 0, scope: { mode: 'hosted', siteId: site.id } as const, logger };
+        answer = await captureScreenshot(ctx, renderer, { ...toCaptureRequest(body, raw), ...scope }, started, policy);
       } catch (err) {
         // The page went outside the domains: the same refusal as for the URL, found later.
         if (isDomainRefusal(err)) recordAuthFailure('domain_forbidden');
         await store.recordUsage({ ...usage, outcome: 'failure', bytes: 0 }).catch((usageErr: unknown) => logger.error({ err: usageErr }, 'Failed to record usage'));
         throw err;
       }
-      await store.recordUsage({ ...usage, outcome: 'capture', bytes: response.fileSize });
-      ctx.body = { ...response, site_id: site.id };
+      await store.recordUsage({ ...usage, outcome: 'capture', bytes: answer.body.fileSize });
+      sendScreenshot(ctx, { ...answer, body: { ...answer.body, site_id: site.id } }, raw);
     },
 };

@@ -1,0 +1,38 @@
+import type { ResultCacheConfig } from '../config.ts';
+import { openDiskCache } from './disk-cache.ts';
+import type { ResultCache } from './result-cache.ts';
+
+/** GridFS when MONGODB_URI is set (shared by every replica), else files under DATA_DIR. */
+export async function openResultCache(config: ResultCacheConfig): Promise<ResultCache> {
+  if (config.backend === 'disk') return openDiskCache({ dir: config.dir, maxBytes: config.maxBytes });
+  // Loaded only when used, as the store does: the MongoDB driver is slow to import.
+  const { openGridFsCache } = await import('./gridfs-cache.ts');
+  return openGridFsCache({ uri: config.mongodbUri, maxBytes: config.maxBytes });
+}
+
+export function describeResultCache(config: ResultCacheConfig): string {
+  return config.backend === 'disk' ? `files in ${config.dir}` : 'mongodb gridfs';
+}
+
+/**
+ * The cache the API runs with: opened on the first request that asks for it (cacheTtl above 0),
+ * so that an install whose clients never do needs no writable DATA_DIR and no GridFS bucket. An
+ * open that fails is tried again by the next request; meanwhile those requests render (the caller
+ * logs the failure and bypasses the cache).
+ */
+export function lazyResultCache(config: ResultCacheConfig): ResultCache {
+  let opening: Promise<ResultCache> | undefined;
+  const cache = () =>
+    (opening ??= openResultCache(config).catch((err: unknown) => {
+      opening = undefined;
+      throw err;
+    }));
+  return {
+    get: async (key) => (await cache()).get(key),
+    put: async (key, entry) => (await cache()).put(key, entry),
+    sizeBytes: async () => (opening ? (await opening).sizeBytes() : 0),
+    close: async () => {
+      if (opening) await (await opening.catch(() => undefined))?.close();
+    },
+  };
+}

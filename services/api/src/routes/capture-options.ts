@@ -1,0 +1,88 @@
+/**
+ * The capture options beyond the spec (docs/capture-options.md): their schema, their 400 texts and
+ * how they reach the renderer. Both variants spread these into their request schema, so each
+ * option is validated the same way in both.
+ */
+import type { ErrorObject } from 'ajv';
+import { DEFAULT_IMAGE_FORMAT, IMAGE_FORMATS, LOSSY_FORMATS, type ImageFormat } from '../../../renderer/src/capture/image-formats.ts';
+import { MAX_HIDE_SELECTORS, MAX_SELECTOR_LENGTH } from '../../../renderer/src/protocol.ts';
+import type { CaptureRequest } from '../../../renderer/src/renderer.ts';
+import type { MessageRule } from '../validation.ts';
+
+/** 30 days: the longest a cached result may be served. */
+export const MAX_CACHE_TTL_SECONDS = 30 * 24 * 3600;
+
+export interface CaptureOptionsBody {
+  format?: ImageFormat;
+  imageQuality?: number;
+  selector?: string;
+  waitForSelector?: string;
+  hideSelectors?: string[];
+  darkMode?: boolean;
+  reducedMotion?: boolean;
+  cacheTtl?: number;
+}
+
+const cssSelector = { type: 'string', minLength: 1, maxLength: MAX_SELECTOR_LENGTH } as const;
+
+export const captureOptionsProperties = {
+  format: { type: 'string', enum: [...IMAGE_FORMATS], description: 'Image encoding; png by default.' },
+  imageQuality: { type: 'integer', minimum: 1, maximum: 100, description: 'Encoder quality for jpeg and webp (default 80); not allowed with png.' },
+  selector: { ...cssSelector, description: 'Capture only the first element matching this CSS selector. Not with fullPage.' },
+  waitForSelector: { ...cssSelector, description: 'Wait until an element matching this CSS selector is visible, within the navigation timeout (408 otherwise).' },
+  hideSelectors: { type: 'array', maxItems: MAX_HIDE_SELECTORS, items: cssSelector, description: 'Elements matching these CSS selectors are hidden before the screenshot.' },
+  darkMode: { type: 'boolean', description: 'Emulate prefers-color-scheme: dark.' },
+  reducedMotion: { type: 'boolean', description: 'Emulate prefers-reduced-motion: reduce.' },
+  cacheTtl: {
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_CACHE_TTL_SECONDS,
+    description: 'Seconds a stored result may answer this same request without rendering; 0 (the default) stores nothing.',
+  },
+} as const;
+
+/** The rules between fields. Their positions in allOf let the messages below tell them apart. */
+export const captureOptionsRules = {
+  allOf: [
+    { if: { required: ['imageQuality'], properties: { imageQuality: true } }, then: { required: ['format'], properties: { format: { enum: [...LOSSY_FORMATS] } } } },
+    // `type` keeps a body that is no object at all out of this rule: `required` alone holds for any non-object.
+    { not: { type: 'object', required: ['fullPage', 'selector'], properties: { fullPage: { const: true }, selector: true } } },
+  ],
+} as const;
+
+const IMAGE_QUALITY_RULE = '#/allOf/0/';
+const FULL_PAGE_SELECTOR_RULE = '#/allOf/1/';
+
+export const captureOptionsMessages: MessageRule[] = [
+  (e: ErrorObject) => (e.schemaPath.startsWith(IMAGE_QUALITY_RULE) ? `imageQuality applies to ${LOSSY_FORMATS.join(' and ')} only: set format to one of them` : undefined),
+  (e: ErrorObject) =>
+    e.schemaPath.startsWith(FULL_PAGE_SELECTOR_RULE) ? 'fullPage and selector cannot be combined: selector captures one element, fullPage the whole page' : undefined,
+  (e: ErrorObject) => (e.instancePath === '/format' ? `format must be one of ${IMAGE_FORMATS.join(', ')}` : undefined),
+  (e: ErrorObject) => (e.instancePath === '/imageQuality' ? 'imageQuality must be an integer from 1 to 100' : undefined),
+  (e: ErrorObject) =>
+    e.instancePath === '/selector' || e.instancePath === '/waitForSelector'
+      ? `${e.instancePath.slice(1)} must be a non-empty CSS selector of at most ${MAX_SELECTOR_LENGTH} characters`
+      : undefined,
+  (e: ErrorObject) =>
+    e.instancePath.startsWith('/hideSelectors')
+      ? `hideSelectors must be a list of at most ${MAX_HIDE_SELECTORS} non-empty CSS selectors of at most ${MAX_SELECTOR_LENGTH} characters`
+      : undefined,
+  (e: ErrorObject) => (e.instancePath === '/darkMode' || e.instancePath === '/reducedMotion' ? `${e.instancePath.slice(1)} must be a boolean` : undefined),
+  (e: ErrorObject) => (e.instancePath === '/cacheTtl' ? `cacheTtl must be an integer number of seconds from 0 to ${MAX_CACHE_TTL_SECONDS} (30 days)` : undefined),
+];
+
+/** The options the renderer acts on, copied only when given, so that a spec-only request is unchanged. */
+export function captureOptionsOf(body: CaptureOptionsBody): Partial<CaptureRequest> {
+  const options: Partial<CaptureRequest> = {};
+  for (const name of RENDER_OPTIONS) {
+    if (body[name] !== undefined) Object.assign(options, { [name]: body[name] });
+  }
+  return options;
+}
+
+const RENDER_OPTIONS = ['format', 'imageQuality', 'selector', 'waitForSelector', 'hideSelectors', 'darkMode', 'reducedMotion'] as const satisfies readonly (keyof CaptureRequest &
+  keyof CaptureOptionsBody)[];
+
+export function formatOf(request: CaptureRequest): ImageFormat {
+  return request.format ?? DEFAULT_IMAGE_FORMAT;
+}

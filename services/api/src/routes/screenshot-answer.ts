@@ -1,0 +1,60 @@
+/**
+ * How a screenshot is answered: SPEC 2.2's JSON by default, or, when the Accept header asks for an
+ * image, the image bytes themselves with the result's other fields in Viewfinder-* headers. Errors
+ * are JSON either way (the error translator writes them).
+ */
+import type { Context } from 'koa';
+import { NotAcceptable } from '../../../../lib/errors.ts';
+import { formatOfMimeType, IMAGE_FORMATS, MIME_TYPES, type ImageFormat } from '../../../renderer/src/capture/image-formats.ts';
+
+const JSON_TYPE = 'application/json';
+
+/**
+ * The format to answer as raw bytes, or undefined for JSON. JSON wins whenever the client accepts it
+ * as much as an image (no Accept, `*\/*`). Without a `format` field an image type in Accept chooses
+ * the encoding (`image/*` means png); with one, Accept must allow that format or the answer is 406.
+ * An Accept that names no image at all keeps today's JSON answer.
+ */
+export function rawImageFormat(ctx: Context, format: ImageFormat | undefined): ImageFormat | undefined {
+  const offered = (format ? [format] : IMAGE_FORMATS).map((f) => MIME_TYPES[f]);
+  const choice = ctx.accepts(JSON_TYPE, ...offered);
+  if (choice === JSON_TYPE) return undefined;
+  if (typeof choice === 'string') return formatOfMimeType(choice);
+  if (!/\bimage\//i.test(ctx.get('Accept'))) return undefined;
+  throw new NotAcceptable(`Not acceptable: this request can answer ${[JSON_TYPE, ...offered].join(' or ')}; the Accept header allows neither`);
+}
+
+/** Response fields that are not headers of a raw answer: the image is the body itself. */
+const NOT_HEADERS = new Set(['success', 'image']);
+
+/** `processingTimeMs` → `Viewfinder-Processing-Time-Ms`, `site_id` → `Viewfinder-Site-Id`. */
+export function headerName(field: string): string {
+  const words = field.replace(/([a-z0-9])([A-Z])/g, '$1_$2').split('_');
+  return ['Viewfinder', ...words.map((word) => word.charAt(0).toUpperCase() + word.slice(1).toLowerCase())].join('-');
+}
+
+export interface ScreenshotAnswer {
+  /** The JSON body, SPEC 2.2's fields and any extras (site_id, cached, truncated). */
+  body: Record<string, unknown> & { cached?: boolean };
+  image: Buffer;
+  format: ImageFormat;
+}
+
+/** Writes the answer: JSON, or the raw image when `raw` is set. Cached answers say so in a header too. */
+export function sendScreenshot(ctx: Context, answer: ScreenshotAnswer, raw: ImageFormat | undefined): void {
+  if (answer.body.cached !== undefined) ctx.set('Viewfinder-Cache', answer.body.cached ? 'hit' : 'miss');
+  if (raw === undefined) {
+    ctx.body = answer.body;
+    return;
+  }
+  for (const [field, value] of Object.entries(answer.body)) {
+    // The URL goes as its ASCII form: a header cannot carry what the client may have typed.
+    if (!NOT_HEADERS.has(field) && value !== undefined) ctx.set(headerName(field), field === 'url' ? asciiUrl(String(value)) : String(value));
+  }
+  ctx.type = MIME_TYPES[answer.format];
+  ctx.body = answer.image;
+}
+
+function asciiUrl(url: string): string {
+  return URL.parse(url)?.href ?? encodeURI(url);
+}
