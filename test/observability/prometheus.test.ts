@@ -78,10 +78,10 @@ describe('a real Prometheus scraping the API and the renderer service', function
     );
     prometheus.stdout?.on('data', (chunk) => (prometheusOutput += chunk));
     prometheus.stderr?.on('data', (chunk) => (prometheusOutput += chunk));
-    for (let attempt = 0; ; attempt++) {
+    for (const deadline = Date.now() + READY_TIMEOUT_MS; ; ) {
       if (prometheus.exitCode !== null) throw new Error(`prometheus exited with ${prometheus.exitCode}:\n${prometheusOutput}`);
       if (await fetch(`${prometheusBase}/-/ready`).then((r) => r.ok, () => false)) break;
-      if (attempt > 200) throw new Error(`prometheus did not become ready:\n${prometheusOutput}`);
+      if (Date.now() > deadline) throw new Error(`prometheus did not become ready:\n${prometheusOutput}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
 

@@ -61,8 +61,16 @@ async function waitForListening(child: ChildProcess, output: () => string): Prom
   throw new Error(`the service did not log "Listening":\n${output()}`);
 }
 
+/**
+ * How long a child service or server may take to become ready. Generous on purpose: on a loaded
+ * 2-core machine a Node service with Chromium can take far longer to start than on a quiet one, and
+ * a readiness wait is not a speed test (make bench measures start-up time).
+ */
+export const READY_TIMEOUT_MS = 90_000;
+
 async function waitForReady(base: string, child: ChildProcess, output: () => string): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt++) {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the service exited early with ${child.exitCode}:\n${output()}`);
     if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) return;
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { closedPort, startFixtureServer, type FixtureServer } from '../../../support/fixture-server.ts';
 import { decodeDataUri, TEST_ENV } from '../../../support/harness.ts';
+import { READY_TIMEOUT_MS } from '../../../support/processes.ts';
 import { viewfinder } from '../../../support/viewfinder-cli.ts';
 
 const MAIN = fileURLToPath(new URL('../../../../services/api/src/main.ts', import.meta.url));
@@ -39,8 +40,8 @@ describe('the service process in MODE=hosted, on the embedded store', () => {
     });
     child.stdout?.on('data', (chunk) => (output += chunk));
     child.stderr?.on('data', (chunk) => (output += chunk));
-    for (let attempt = 0; ; attempt++) {
-      if (child.exitCode !== null || attempt > 200) throw new Error(`the service did not become ready: ${output}`);
+    for (const deadline = Date.now() + READY_TIMEOUT_MS; ; ) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the service did not become ready: ${output}`);
       if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
