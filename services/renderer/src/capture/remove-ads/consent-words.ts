@@ -20,17 +20,32 @@ export const NOTICE_TEXT =
  * "Do not accept" is not. Refusals are tried first.
  */
 
-/** Refuses everything the user may refuse. */
-export const REJECT_LABEL =
-  '^(?:(?:i )?(?:reject|decline|deny|refuse|disagree)(?: all| optional| non[ -]?essential| additional)?(?: cookies)?|' +
-  "(?:do not|don't|dont) (?:accept|agree|allow)|no,? thanks|" +
-  '(?:use |allow |accept )?(?:only )?(?:strictly )?(?:necessary|essential|required)(?: cookies)?(?: only)?|' +
-  'continue without (?:accepting|agreeing|consent)|' +
-  '(?:alle )?ablehnen|(?:alle )?verweigern|nicht (?:akzeptieren|zustimmen|einverstanden)|nur (?:notwendige|essenzielle|erforderliche|technisch notwendige)(?: cookies)?(?: (?:akzeptieren|zulassen|erlauben))?|' +
-  '(?:tout )?refuser(?: tout)?|je refuse|continuer sans accepter|non merci|(?:accepter |autoriser )?(?:uniquement )?(?:les )?(?:cookies )?(?:strictement )?(?:nécessaires|essentiels)(?: uniquement)?|' +
-  '(?:rechazar|denegar)(?: todas?| todo)?(?: las cookies)?|(?:solo|sólo|aceptar solo|aceptar sólo) (?:las )?(?:necesarias|esenciales)|' +
-  'rifiuta(?:re)?(?: tutti| tutto)?|(?:accetta )?solo (?:i )?(?:cookie )?(?:necessari|tecnici|essenziali)|continua senza accettare|' +
-  '(?:alles? )?(?:weigeren|afwijzen)|(?:alleen|enkel) (?:noodzakelijke|essentiële|functionele)(?: cookies)?(?: accepteren| toestaan)?)$';
+/** Refuses everything the user may refuse, or keeps to what the site needs to work. */
+export const REJECT_LABEL = `^(?:${[
+  '(?:i )?(?:reject|decline|deny|refuse|disagree)(?: all| optional| non[ -]?essential| additional)?(?: cookies)?',
+  "(?:do not|don't|dont) (?:accept|agree|allow|consent)",
+  'no,? thanks?',
+  'continue without (?:accepting|agreeing|consent|consenting)',
+  '(?:strictly )?(?:necessary|essential|required)(?: cookies)?',
+  '.*(?:only|just).*(?:necessary|essential|required).*',
+  '.*(?:necessary|essential|required).*only',
+  '(?:alle )?(?:ablehnen|verweigern)',
+  'nicht (?:akzeptieren|zustimmen|einverstanden)',
+  '.*nur.*(?:notwendig|essenziell|erforderlich).*',
+  '(?:tout )?refuser(?: tout)?',
+  'je refuse',
+  'continuer sans accepter',
+  'non merci',
+  '.*(?:uniquement|seulement).*(?:nécessaires|essentiels).*',
+  '.*(?:nécessaires|essentiels).*uniquement',
+  '(?:rechazar|denegar)(?: todas?| todo)?(?: las cookies)?',
+  '.*(?:solo|sólo|únicamente).*(?:necesarias|esenciales).*',
+  'rifiuta(?:re)?(?: tutti| tutto)?',
+  '.*solo.*(?:necessari|tecnici|essenziali).*',
+  'continua senza accettare',
+  '(?:alles? )?(?:weigeren|afwijzen)',
+  '.*(?:alleen|enkel).*(?:noodzakelijk|essentiële|functionele).*',
+].join('|')})$`;
 
 /** Only acknowledges the notice: nothing is consented to beyond what the notice says it does anyway. */
 export const ACKNOWLEDGE_LABEL =
@@ -43,7 +58,7 @@ export const ACKNOWLEDGE_LABEL =
 
 /** Consents: never clicked, but it tells a notice apart from any other box with a close button. */
 export const ACCEPT_LABEL =
-  '^(?:(?:i )?(?:accept|agree|allow)(?: all| and continue| and close)?(?: cookies)?|yes,? i agree|' +
+  '^(?:(?:ok )?(?:i )?(?:accept|agree|allow)(?: all| and continue| and close)?(?: cookies)?|yes,? i agree|' +
   '(?:alle )?(?:akzeptieren|annehmen|zulassen|erlauben)|(?:alle )?cookies (?:akzeptieren|zulassen|erlauben)|zustimmen|einverstanden|ich stimme zu|' +
   "(?:tout )?accepter(?: tout| et continuer| et fermer)?|j'accepte|jaccepte|" +
   'aceptar(?: todas?| todo)?(?: las cookies)?|acepto|' +

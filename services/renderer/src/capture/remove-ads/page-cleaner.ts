@@ -4,6 +4,7 @@ import type { PageCleaner } from '../capture-page.ts';
 import { enableAdBlocking, type AdBlocking } from './ad-blocking.ts';
 import { COOKIE_NOTICE_LIST, loadAdblockEngine } from './adblock-engine.ts';
 import { createConsentHandling, loadConsentScripts } from './consent.ts';
+import { answerNotices, hideNoticesLeft } from './notice-sweep.ts';
 import { sweepOverlays } from './overlay-sweep.ts';
 
 /** How long the screenshot waits for autoconsent to finish with a banner it found (or to look at the last DOM changes). */
@@ -50,9 +51,14 @@ export async function createPageCleaner(options: PageCleanerOptions, logger: Log
           consent.answer(page, CONSENT_SETTLE_MAX_MS),
           sessions.get(page)?.hideAds(),
         ]);
-        if (consentActed) await finishTransitions(page, TRANSITION_MAX_MS);
+        // What no rule knew: answered with a refusal or an acknowledgement, then hidden if still shown.
+        const noticesClicked = await answerNotices(page);
+        if (consentActed || noticesClicked > 0) await finishTransitions(page, TRANSITION_MAX_MS);
+        const noticesHidden = await hideNoticesLeft(page);
         const swept = await sweepOverlays(page);
-        if (swept.removed > 0 || swept.unlocked) log.debug({ ...swept, consentActed }, 'Swept overlays');
+        if (swept.removed > 0 || swept.unlocked || noticesClicked > 0 || noticesHidden > 0) {
+          log.debug({ ...swept, consentActed, noticesClicked, noticesHidden }, 'Cleaned the page');
+        }
       } catch (err) {
         // The page may navigate or crash under us; the screenshot is still worth taking.
         log.debug({ err: (err as Error).message }, 'Could not finish cleaning the page');
