@@ -41,8 +41,8 @@ export async function createPageCleaner(options: PageCleanerOptions, logger: Log
 
     async beforeNavigation(page) {
       // Cosmetic styles and autoconsent's prehiding are <style> elements; a strict CSP would refuse them.
-      await page.setBypassCSP(true);
-      if (blocker) sessions.set(page, await enableAdBlocking(page, blocker));
+      const [, adBlocking] = await Promise.all([page.setBypassCSP(true), blocker ? enableAdBlocking(page, blocker) : undefined]);
+      if (adBlocking) sessions.set(page, adBlocking);
     },
 
     async beforeScreenshot(page) {
@@ -54,7 +54,8 @@ export async function createPageCleaner(options: PageCleanerOptions, logger: Log
         // What no rule knew: answered with a refusal or an acknowledgement, then hidden if still shown.
         const noticesClicked = await answerNotices(page);
         if (consentActed || noticesClicked > 0) await finishTransitions(page, TRANSITION_MAX_MS);
-        const noticesHidden = await hideNoticesLeft(page);
+        // The first pass already hid what it could not answer; a second is for what did not close when answered.
+        const noticesHidden = noticesClicked > 0 ? await hideNoticesLeft(page) : 0;
         const swept = await sweepOverlays(page);
         if (swept.removed > 0 || swept.unlocked || noticesClicked > 0 || noticesHidden > 0) {
           log.debug({ ...swept, consentActed, noticesClicked, noticesHidden }, 'Cleaned the page');
