@@ -15,7 +15,7 @@ import { NOTICE_TEXT } from './consent-words.ts';
 /** A detection pass is synchronous DOM work; this is when its outcome has surely been reported. */
 const ATTEMPT_MARGIN_MS = 10;
 /**
- * Autoconsent starts this long after the load event. Consent libraries open their banner from a
+ * Autoconsent starts at least this long after the load event. Consent libraries open their banner from a
  * load or DOMContentLoaded handler with a short fade-in; a click that lands inside it is lost (Osano's
  * cookieconsent closes nothing, then finishes opening). No human clicks that fast; neither do we.
  */
@@ -69,14 +69,14 @@ export interface ConsentHandling {
   answer(page: Page, timeoutMs: number): Promise<boolean>;
 }
 
-/** Filtered rules are kept for this many (host, frame kind) pairs; a pool sees the same sites again and again. */
+/** Filtered rules are kept for this many (URL, frame kind) pairs; a pool sees the same pages again and again. */
 const RULES_CACHE_SIZE = 500;
 
 /**
  * Autoconsent runs once the page is ready, not from the first line of every document: injected at
- * document start it cost every capture its compilation in each document and a round trip to Node
- * for the rules, about a third of a simple page's capture, and a banner only matters to the
- * picture once the page is ready. A frame whose text never mentions cookies, consent or privacy
+ * document start it cost every capture its compilation in each document, a round trip to Node for
+ * the rules and a detection pass competing with the page's load: most of what removeAds cost on a
+ * simple page (docs/remove-ads.md, Cost). A banner only matters to the picture once the page is ready. A frame whose text never mentions cookies, consent or privacy
  * (nor holds an open shadow root, where a banner's text would hide) has no banner to answer, and
  * costs one small evaluation.
  */
