@@ -214,6 +214,13 @@ const PAGES: Record<string, () => string> = {
         This site stores small files on your device. <a href="/privacy">Learn more</a></div>`,
     }),
 
+  // A homemade notice whose buttons submit a form to another page: clicking would leave the page, so it is hidden.
+  '/consent/form-notice': () =>
+    layout({
+      after: `<form action="/elsewhere" method="post" style="position:fixed;left:0;right:0;bottom:0;height:80px;margin:0;background:#222;color:#fff;z-index:5">
+        We use cookies to measure our audience. <button name="choice" value="no">Reject</button><button name="choice" value="yes">Accept</button></form>`,
+    }),
+
   // Ads three ways: markup EasyList hides by class and id, an image and a script from paths it blocks.
   // Each paints red (ad-red) if it survives. The script colours a neutral slot, so only network blocking stops it.
   '/ads': () =>

@@ -164,6 +164,23 @@ describe('removeAds (real Chromium, real filter lists and consent libraries)', f
     itKeepsTheContentAndTheNavBar(() => pair);
   });
 
+  describe('a homemade notice whose buttons submit a form to another page', () => {
+    let pair: Pair;
+    before(async () => {
+      pair = await captureBoth(renderer, server.url('/consent/form-notice'));
+    });
+
+    it('with removeAds:false, shows the bar at the bottom', () => {
+      expect(shareOfColour(pair.untouched, BOTTOM_BAR, BACKGROUND)).to.be.below(0.5);
+    });
+
+    it('with removeAds:true, hides it without clicking: the page did not leave for the form\'s target', () => {
+      expect(shareOfColour(pair.cleaned, BOTTOM_BAR, BACKGROUND)).to.equal(1);
+    });
+
+    itKeepsTheContentAndTheNavBar(() => pair);
+  });
+
   describe('a page with a homemade newsletter modal, its backdrop and a scroll lock', () => {
     let pair: Pair;
     before(async () => {

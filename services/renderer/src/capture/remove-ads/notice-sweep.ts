@@ -120,8 +120,10 @@ function noticesInPage(limits: typeof NOTICE_LIMITS, words: typeof WORDS, mode: 
       .replace(/[.,!?:;"“”«»()[\]]/g, '')
       .replace(/\s+/g, ' ')
       .trim();
-  // A link that leads elsewhere (the privacy policy) is never clicked: the capture would leave the page.
+  // A link that leads elsewhere (the privacy policy) is never clicked, nor a button that submits a
+  // form: the capture would leave the page. Such a notice is hidden instead.
   const clickable = (control: Element) => {
+    if ((control as HTMLButtonElement | HTMLInputElement).type === 'submit' && (control as HTMLButtonElement).form) return false;
     if (control.tagName !== 'A' || control.getAttribute('role') === 'button') return true;
     const href = control.getAttribute('href');
     return href === null || href === '' || href.startsWith('#') || href.startsWith('javascript:');
@@ -134,9 +136,7 @@ function noticesInPage(limits: typeof NOTICE_LIMITS, words: typeof WORDS, mode: 
     if (text.length > limits.maxTextLength || !noticeText.test(text)) continue;
     if (pageText >= limits.minPageTextForShare && text.length >= pageText * limits.maxTextShare) continue;
 
-    const controls = deepQuery(element, 'button, [role="button"], input[type="button"], input[type="submit"], a').filter(
-      (control) => clickable(control) && visible(control),
-    );
+    const controls = deepQuery(element, 'button, [role="button"], input[type="button"], input[type="submit"], a').filter((control) => visible(control));
     const kinds = { reject: [] as Element[], acknowledge: [] as Element[], accept: [] as Element[] };
     for (const control of controls) {
       const label = labelOf(control);
@@ -145,8 +145,9 @@ function noticesInPage(limits: typeof NOTICE_LIMITS, words: typeof WORDS, mode: 
       else if (labels.acknowledge.test(label)) kinds.acknowledge.push(control);
       else if (labels.accept.test(label)) kinds.accept.push(control);
     }
-    const answer = kinds.reject[0] ?? kinds.acknowledge[0];
-    if (!answer && kinds.accept.length === 0) continue; // a box about privacy, but nothing to answer: not a notice
+    // A box about privacy with nothing to answer is not a notice.
+    if (kinds.reject.length + kinds.acknowledge.length + kinds.accept.length === 0) continue;
+    const answer = kinds.reject.find(clickable) ?? kinds.acknowledge.find(clickable);
     if (mode === 'answer' && answer) {
       (answer as HTMLElement).click();
       result.clicked += 1;
