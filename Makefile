@@ -43,7 +43,9 @@ $(CHROMIUM_PATH) $(UBLOCK_ASSETS):
 
 # The observability tests run a real Prometheus and promtool (Debian's `prometheus` package).
 PROMETHEUS := $(or $(shell command -v prometheus 2>/dev/null),/usr/bin/prometheus)
-test-deps: $(PROMETHEUS) k8s-tools
+# The removeAds corpus test captures Python's documentation and Bootstrap's examples (test/support/doc-corpus.ts).
+DOC_CORPUS := /usr/share/doc/python3-doc/html/index.html /usr/share/doc/libjs-bootstrap5/examples/album/index.html /usr/share/javascript/bootstrap5/css/bootstrap.min.css
+test-deps: $(PROMETHEUS) $(DOC_CORPUS) k8s-tools
 
 $(PROMETHEUS):
 	./tools/install-system-deps.sh prometheus
@@ -59,6 +61,9 @@ $(K8S_TOOLS_BIN)/.install-stamp: tools/k8s-tools/package.json tools/k8s-tools/un
 	cd tools/k8s-tools && npm install --no-save --no-package-lock --legacy-peer-deps --loglevel=error
 	node tools/k8s-tools/unpack.mjs
 	@touch $@
+
+$(DOC_CORPUS):
+	./tools/install-system-deps.sh python3-doc libjs-bootstrap5-doc libjs-bootstrap5
 
 deps: node_modules/.install-stamp
 

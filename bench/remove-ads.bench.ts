@@ -48,7 +48,7 @@ async function measure(pagePath: string) {
 console.log(`removeAds bench: ${SAMPLES} interleaved samples per figure, concurrency 1, machine load ${os.loadavg().map((n) => fmt(n, 2)).join(' ')}\n`);
 console.log(`pool start-up: ${fmt(cold.ms, 0)} ms with a cold engine cache (parses the lists), ${fmt(warmStartMs, 0)} ms with a warm one\n`);
 console.log(''.padEnd(22) + ['off median', 'off p95', 'on median', 'on p95', 'overhead'].map((h) => h.padStart(12)).join(''));
-for (const pagePath of ['/simple', '/ads', '/consent/klaro']) {
+for (const pagePath of ['/simple', '/ads', '/consent/klaro', '/consent/cookie-notice']) {
   const { on, off } = await measure(pagePath);
   const cells = [median(off), percentile(off, 95), median(on), percentile(on, 95)].map((n) => fmt(n).padStart(12));
   console.log(pagePath.padEnd(22) + cells.join('') + `${fmt(median(on) - median(off))} ms`.padStart(12));

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { closedPort, startFixtureServer, type FixtureServer } from '../support/fixture-server.ts';
-import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../support/processes.ts';
+import { API_MAIN, READY_TIMEOUT_MS, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../support/processes.ts';
 
 const RULES = fileURLToPath(new URL('../../charts/viewfinder/files/prometheus-rules.yaml', import.meta.url));
 const API_JOB = 'viewfinder-api';

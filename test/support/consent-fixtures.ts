@@ -6,13 +6,15 @@ import { page } from './fixture-server.ts';
 
 /**
  * Pages for removeAds: real consent libraries from npm (klaro, vanilla-cookieconsent, Osano's
- * cookieconsent), ads that EasyList matches, and a homemade modal. They share one layout, so that
+ * cookieconsent, cookie-notice, cookies-eu-banner, orejime, tarteaucitron, cookie-consent-js and
+ * Porsche's cookie-consent-banner web component), ads that EasyList matches, and a homemade modal. They share one layout, so that
  * tests can look at the same regions of every capture:
  *
  * - a sticky navigation bar across the top (NAV), which must survive;
  * - the main content, a green block on the left (CONTENT), whose pixels must never change;
  * - an ad column on the right (AD_COLUMN), empty page background once ads are gone;
- * - the bottom-right corner (BANNER_CORNER), where every consent library here puts its banner.
+ * - the bottom-right corner (BANNER_CORNER), where most consent libraries here put their banner
+ *   (the test names the region of each).
  *
  * Everything else is the page background (BACKGROUND). Serve ad pages from 127.0.0.2, not
  * 127.0.0.1: EasyList turns generic cosmetic rules off on 127.0.0.1 and localhost (`$generichide`).
@@ -42,7 +44,18 @@ const VENDOR_FILES: Record<string, { file: string; type: string }> = {
   '/vendor/vanilla-cookieconsent.css': { file: 'vanilla-cookieconsent/dist/cookieconsent.css', type: 'text/css' },
   '/vendor/osano-cookieconsent.js': { file: 'cookieconsent/build/cookieconsent.min.js', type: 'text/javascript' },
   '/vendor/osano-cookieconsent.css': { file: 'cookieconsent/build/cookieconsent.min.css', type: 'text/css' },
+  '/vendor/cookie-notice.js': { file: 'cookie-notice/dist/cookie.notice.min.js', type: 'text/javascript' },
+  '/vendor/cookies-eu-banner.js': { file: 'cookies-eu-banner/dist/cookies-eu-banner.global.js', type: 'text/javascript' },
+  '/vendor/orejime.js': { file: 'orejime/dist/orejime-standard-en.js', type: 'text/javascript' },
+  '/vendor/orejime.css': { file: 'orejime/dist/orejime-standard.css', type: 'text/css' },
 };
+/** Libraries that load their own files (languages, style sheets, modules) from beside their script. */
+const VENDOR_DIRS: Record<string, string> = {
+  '/vendor/tarteaucitron/': 'tarteaucitronjs/',
+  '/vendor/cookie-consent-js/': 'cookie-consent-js/',
+  '/vendor/porsche-cookie-consent-banner/': '@porscheofficial/cookie-consent-banner/dist/cookie-consent-banner/',
+};
+const CONTENT_TYPES: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json' };
 const NODE_MODULES = path.resolve(import.meta.dirname, '../../node_modules');
 
 const LAYOUT_STYLE = `body{background:rgb(${BACKGROUND});font:16px/1.4 sans-serif;height:1400px}
@@ -60,10 +73,13 @@ function consentStateProbe(decide: string): string {
     const box = document.getElementById('consent-state');
     const colours = { refused: 'rgb(${REFUSED_COLOUR})', accepted: 'rgb(${ACCEPTED_COLOUR})' };
     let shown;
-    setInterval(() => {
+    const check = () => {
       const state = (${decide})(document.cookie);
       if (state && state !== shown) box.style.background = colours[(shown = state)];
-    }, 50);
+    };
+    setInterval(check, 50);
+    // Right after an answer too: the capture may come within the interval.
+    document.addEventListener('click', () => setTimeout(check, 0), true);
   });</script>`;
 }
 
@@ -117,6 +133,94 @@ const PAGES: Record<string, () => string> = {
         )}`,
     }),
 
+  // cookie-notice 1.3: a bar fixed across the bottom, "we assume you accept", and one "Ok", which only acknowledges.
+  '/consent/cookie-notice': () =>
+    layout({
+      head: `<script src="/vendor/cookie-notice.js"></script>
+        <script>addEventListener('DOMContentLoaded', () => new cookieNoticeJS({ buttonBgColor: '#000000', noticeBgColor: '#222222' }));</script>${consentStateProbe(
+          `(c) => { if (/(?:^|; )cookie_notice=1/.test(c)) return 'refused'; }`,
+        )}`,
+    }),
+
+  // cookies-eu-banner 3: the banner is inserted at the very top of <body>, in the flow: it pushes the page down.
+  '/consent/cookies-eu-banner': () =>
+    layout({
+      head: `<style>#cookies-eu-banner{background:#222;color:#fff;padding:8px;height:36px;box-sizing:border-box;overflow:hidden}</style>
+        <script src="/vendor/cookies-eu-banner.js"></script>
+        <script>addEventListener('DOMContentLoaded', () => CookiesEuBanner.createCookiesBanner({ onAccept() {}, onReject() {} }));</script>${consentStateProbe(
+          `(c) => { const m = /(?:^|; )hasConsent=([^;]*)/.exec(c); if (m) return m[1] === 'false' ? 'refused' : 'accepted'; }`,
+        )}`,
+      after: `<template id="cookies-eu-banner-template"><div id="cookies-eu-banner">By continuing to visit this site, you accept
+        the use of cookies by Google Analytics for statistical purposes.
+        <button id="cookies-eu-reject">Reject</button><button id="cookies-eu-accept">Accept</button></div></template>`,
+    }),
+
+  // orejime 3: a banner in the bottom-left corner with "Accept", "Decline" and "Customize".
+  '/consent/orejime': () =>
+    layout({
+      head: `<link rel="stylesheet" href="/vendor/orejime.css">
+        <script>window.orejimeConfig = { privacyPolicyUrl: '/privacy',
+          purposes: [{ id: 'analytics', title: 'Analytics', cookies: ['_ga'] }] };</script>
+        <script defer src="/vendor/orejime.js"></script>${consentStateProbe(
+          `(c) => { const m = /(?:^|; )eu-consent=([^;]*)/.exec(c); if (m) return JSON.parse(decodeURIComponent(m[1])).analytics ? 'accepted' : 'refused'; }`,
+        )}`,
+    }),
+
+  // tarteaucitron 1.34: a bar across the bottom ("Allow all", "Deny all", "Personalize") for one service.
+  '/consent/tarteaucitron': () =>
+    layout({
+      head: `<script src="/vendor/tarteaucitron/tarteaucitron.min.js"></script>
+        <script>tarteaucitron.init({ privacyUrl: '', orientation: 'bottom', showAlertSmall: false, cookieslist: false,
+          showIcon: false, DenyAllCta: true, AcceptAllCta: true, highPrivacy: true, handleBrowserDNTRequest: false,
+          removeCredit: true, moreInfoLink: false, useExternalCss: false, mandatory: false, bodyPosition: 'bottom' });
+          (tarteaucitron.job = tarteaucitron.job || []).push('gtag');</script>${consentStateProbe(
+          `(c) => { const m = /(?:^|; )tarteaucitron=([^;]*)/.exec(c); if (m && /gtag=false/.test(m[1])) return 'refused'; if (m && /gtag=true/.test(m[1])) return 'accepted'; }`,
+        )}`,
+    }),
+
+  // cookie-consent-js 2: a dialog over the page, "Accept all cookies" or "Only accept technically necessary cookies".
+  '/consent/cookie-consent-js': () =>
+    layout({
+      head: `<link rel="stylesheet" href="/vendor/cookie-consent-js/src/cookie-consent.css">
+        <script src="/vendor/cookie-consent-js/src/cookie-consent.js"></script>
+        <script>addEventListener('DOMContentLoaded', () => new CookieConsent({
+          contentUrl: '/vendor/cookie-consent-js/cookie-consent-content', privacyPolicyUrl: '/privacy' }));</script>${consentStateProbe(
+          `(c) => { const m = /(?:^|; )cookie-consent-tracking-allowed=([^;]*)/.exec(c); if (m) return m[1] === 'false' ? 'refused' : 'accepted'; }`,
+        )}`,
+    }),
+
+  // Porsche's cookie-consent-banner 4: a web component, its bar and buttons inside a shadow root.
+  '/consent/porsche-cookie-consent-banner': () =>
+    layout({
+      head: `<script type="module" src="/vendor/porsche-cookie-consent-banner/cookie-consent-banner.esm.js"></script>${consentStateProbe(
+        `(c) => { const m = /(?:^|; )cookies_accepted_categories=([^;]*)/.exec(c); if (m) return /analytics/.test(decodeURIComponent(m[1])) ? 'accepted' : 'refused'; }`,
+      )}`,
+      after: `<cookie-consent-banner btn-label-accept-and-continue="Agree and continue"
+          btn-label-only-essential-and-continue="Continue with technically required cookies only"
+          btn-label-persist-selection-and-continue="Save selection and continue"
+          btn-label-select-all-and-continue="Select all and continue"
+          content-settings-description="You can decide which cookies are used by selecting the respective options below.">
+          We use cookies and similar technologies to provide certain features and enhance the user experience.
+          By clicking on "Agree and continue", you declare your consent to the use of the aforementioned cookies.</cookie-consent-banner>
+        <script>document.querySelector('cookie-consent-banner').availableCategories = [
+          { key: 'technically_required', label: 'Technically necessary cookies', description: 'Needed to use the site.', isMandatory: true },
+          { key: 'analytics', label: 'Analysis cookies', description: 'How visitors use the site.' }];</script>`,
+    }),
+
+  // No library, no controls: a box only EasyList's cookie list names (###cookie-banner). Serve it from 127.0.0.2.
+  '/consent/list-only': () =>
+    layout({
+      after: `<div id="cookie-banner" style="position:fixed;right:20px;bottom:20px;width:340px;height:100px;background:#222;color:#fff;z-index:5">
+        This site stores small files on your device. <a href="/privacy">Learn more</a></div>`,
+    }),
+
+  // A homemade notice whose buttons submit a form to another page: clicking would leave the page, so it is hidden.
+  '/consent/form-notice': () =>
+    layout({
+      after: `<form action="/elsewhere" method="post" style="position:fixed;left:0;right:0;bottom:0;height:80px;margin:0;background:#222;color:#fff;z-index:5">
+        We use cookies to measure our audience. <button name="choice" value="no">Reject</button><button name="choice" value="yes">Accept</button></form>`,
+    }),
+
   // Ads three ways: markup EasyList hides by class and id, an image and a script from paths it blocks.
   // Each paints red (ad-red) if it survives. The script colours a neutral slot, so only network blocking stops it.
   '/ads': () =>
@@ -164,6 +268,18 @@ export function serveRemoveAdsFixture(url: URL, res: http.ServerResponse): boole
   if (vendor) {
     send(vendor.type, readFileSync(path.join(NODE_MODULES, vendor.file)));
     return true;
+  }
+  const dir = Object.keys(VENDOR_DIRS).find((prefix) => url.pathname.startsWith(prefix));
+  if (dir) {
+    const relative = path.posix.normalize(url.pathname.slice(dir.length));
+    const type = CONTENT_TYPES[path.extname(relative)];
+    if (relative.startsWith('..') || !type) return false;
+    try {
+      send(type, readFileSync(path.join(NODE_MODULES, VENDOR_DIRS[dir] as string, relative)));
+      return true;
+    } catch {
+      return false;
+    }
   }
   if (url.pathname === '/ads/banners/leader.png') {
     send('image/png', AD_IMAGE);

@@ -18,6 +18,10 @@ import { appWith, decodeDataUri, sharedRenderer, startRenderer, testConfig, type
 import { differingPixels, shareOfColour } from '../../support/image-regions.ts';
 
 const RED: [number, number, number] = [224, 0, 0];
+/** The bottom of the viewport, under a bar fixed at the bottom edge. */
+const BOTTOM_BAR: Region = { x: 0, y: 700, width: 1280, height: 20 };
+/** Just under the navigation bar: a banner inserted at the top of <body> pushes the bar down over it. */
+const BELOW_NAV: Region = { x: 0, y: NAV.height, width: 1280, height: 20 };
 
 /** The four ads of /ads, top to bottom in the ad column: matched by class, by id, by image path, by script path. */
 const AD_BY_CLASS: Region = { x: AD_COLUMN.x, y: AD_COLUMN.y, width: AD_COLUMN.width, height: 100 };
@@ -102,10 +106,17 @@ describe('removeAds (real Chromium, real filter lists and consent libraries)', f
     });
   });
 
+  /** Where each library's banner shows; autoconsent has rules for the first three, the heuristic pass answers the others. */
   const libraries = [
-    { name: 'klaro', path: '/consent/klaro' },
-    { name: 'vanilla-cookieconsent', path: '/consent/vanilla-cookieconsent' },
-    { name: "Osano's cookieconsent", path: '/consent/osano-cookieconsent' },
+    { name: 'klaro', path: '/consent/klaro', banner: BANNER_CORNER, where: 'in the bottom-right corner' },
+    { name: 'vanilla-cookieconsent', path: '/consent/vanilla-cookieconsent', banner: BANNER_CORNER, where: 'in the bottom-right corner' },
+    { name: "Osano's cookieconsent", path: '/consent/osano-cookieconsent', banner: BANNER_CORNER, where: 'in the bottom-right corner' },
+    { name: 'cookie-notice', path: '/consent/cookie-notice', banner: BOTTOM_BAR, where: 'in a bar fixed at the bottom', answer: 'an acknowledgement' },
+    { name: 'cookies-eu-banner', path: '/consent/cookies-eu-banner', banner: BELOW_NAV, where: 'at the top of <body>, pushing the page down' },
+    { name: 'orejime', path: '/consent/orejime', banner: BANNER_CORNER, where: 'in the bottom-right corner' },
+    { name: 'tarteaucitron', path: '/consent/tarteaucitron', banner: BOTTOM_BAR, where: 'in a bar fixed at the bottom' },
+    { name: 'cookie-consent-js', path: '/consent/cookie-consent-js', banner: BANNER_CORNER, where: 'in a dialog over the page' },
+    { name: "Porsche's cookie-consent-banner", path: '/consent/porsche-cookie-consent-banner', banner: BOTTOM_BAR, where: 'in a shadow root, fixed at the bottom' },
   ];
   for (const library of libraries) {
     describe(`a page with ${library.name}'s consent banner`, () => {
@@ -115,15 +126,16 @@ describe('removeAds (real Chromium, real filter lists and consent libraries)', f
         pair = await captureBoth(renderer, server.url(library.path), 1000);
       });
 
-      it('with removeAds:false, shows the banner in the bottom-right corner', () => {
-        expect(shareOfColour(pair.untouched, BANNER_CORNER, BACKGROUND)).to.be.below(0.5);
+      it(`with removeAds:false, shows the banner ${library.where}`, () => {
+        expect(shareOfColour(pair.untouched, library.banner, BACKGROUND)).to.be.below(0.5);
       });
 
-      it('with removeAds:true, the banner is gone: the corner is page background', () => {
+      it('with removeAds:true, the banner is gone: its place is page background', () => {
+        expect(shareOfColour(pair.cleaned, library.banner, BACKGROUND)).to.equal(1);
         expect(shareOfColour(pair.cleaned, BANNER_CORNER, BACKGROUND)).to.equal(1);
       });
 
-      it('with removeAds:true, it was answered with a refusal, which the library stored', () => {
+      it(`with removeAds:true, it was answered with ${library.answer ?? 'a refusal'}, which the library stored`, () => {
         expect(shareOfColour(pair.cleaned, CONSENT_STATE, REFUSED_COLOUR)).to.equal(1);
       });
 
@@ -134,6 +146,40 @@ describe('removeAds (real Chromium, real filter lists and consent libraries)', f
       itKeepsTheContentAndTheNavBar(() => pair);
     });
   }
+
+  describe('a cookie box that only EasyList\'s cookie list names (no library, no answer to give)', () => {
+    let pair: Pair;
+    before(async () => {
+      pair = await captureBoth(renderer, adServer.url('/consent/list-only'));
+    });
+
+    it('with removeAds:false, shows the box in the bottom-right corner', () => {
+      expect(shareOfColour(pair.untouched, BANNER_CORNER, BACKGROUND)).to.be.below(0.5);
+    });
+
+    it('with removeAds:true, the list hides it', () => {
+      expect(shareOfColour(pair.cleaned, BANNER_CORNER, BACKGROUND)).to.equal(1);
+    });
+
+    itKeepsTheContentAndTheNavBar(() => pair);
+  });
+
+  describe('a homemade notice whose buttons submit a form to another page', () => {
+    let pair: Pair;
+    before(async () => {
+      pair = await captureBoth(renderer, server.url('/consent/form-notice'));
+    });
+
+    it('with removeAds:false, shows the bar at the bottom', () => {
+      expect(shareOfColour(pair.untouched, BOTTOM_BAR, BACKGROUND)).to.be.below(0.5);
+    });
+
+    it('with removeAds:true, hides it without clicking: the page did not leave for the form\'s target', () => {
+      expect(shareOfColour(pair.cleaned, BOTTOM_BAR, BACKGROUND)).to.equal(1);
+    });
+
+    itKeepsTheContentAndTheNavBar(() => pair);
+  });
 
   describe('a page with a homemade newsletter modal, its backdrop and a scroll lock', () => {
     let pair: Pair;

@@ -38,14 +38,16 @@ export async function enableAdBlocking(page: Page, blocker: PuppeteerBlocker): P
  */
 async function interceptRequests(page: Page, blocker: PuppeteerBlocker): Promise<void> {
   const session = await page.createCDPSession();
-  const { frameTree } = await session.send('Page.getFrameTree');
-  const mainFrameId = frameTree.frame.id;
+  // Asked for beside Fetch.enable, not before it: one round trip less before the navigation starts.
+  const mainFrameId = session.send('Page.getFrameTree').then(({ frameTree }) => frameTree.frame.id);
   session.on('Fetch.requestPaused', (event: Protocol.Fetch.RequestPausedEvent) => {
-    void decide(session, blocker, event, mainFrameId, page.url()).catch(() => {
-      // The page went away with the request; nothing is waiting for the answer.
-    });
+    void mainFrameId
+      .then((id) => decide(session, blocker, event, id, page.url()))
+      .catch(() => {
+        // The page went away with the request; nothing is waiting for the answer.
+      });
   });
-  await session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] });
+  await Promise.all([mainFrameId, session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] })]);
 }
 
 async function decide(

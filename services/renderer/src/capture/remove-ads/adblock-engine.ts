@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ENGINE_VERSION, PuppeteerBlocker } from '@ghostery/adblocker-puppeteer';
 import type { Logger } from '../../../../../lib/logger.ts';
 
@@ -18,6 +19,24 @@ export const FILTER_LISTS = [
   'ublock/unbreak.min.txt',
   'ublock/quick-fixes.min.txt',
 ] as const;
+
+/**
+ * EasyList's cookie-notice rules (easylist_cookie general and site-specific hiding, with the
+ * exceptions that keep sites working), as DuckDuckGo compiles them into `rules/filterlist.txt`.
+ * Debian ships no annoyance list, and no package ships EasyList Cookie by itself: autoconsent 15.1
+ * is the last release with the file (v16 dropped it), so it is installed under an alias of its own.
+ * See docs/remove-ads.md for why this source.
+ */
+export const COOKIE_NOTICE_LIST: ListFile = {
+  name: 'easylist-cookie (autoconsent-filterlist/rules/filterlist.txt)',
+  file: fileURLToPath(new URL('../rules/filterlist.txt', import.meta.resolve('autoconsent-filterlist'))),
+};
+
+/** A filter list file, named as the logs name it. */
+export interface ListFile {
+  name: string;
+  file: string;
+}
 
 /**
  * CSP filters cannot be applied through puppeteer (it cannot rewrite response headers), and extended
@@ -40,6 +59,8 @@ export interface AdblockEngine {
 
 export interface AdblockEngineOptions {
   listsDir: string;
+  /** Lists from npm packages, used beside Debian's whether or not those are installed. */
+  packagedLists?: readonly ListFile[];
   cacheDir: string;
   log: Logger;
 }
@@ -51,19 +72,22 @@ export interface AdblockEngineOptions {
  * lists is rebuilt; a cache that cannot be written only costs the next start its speed.
  * Returns undefined, after a warning, when none of the lists is installed.
  */
-export async function loadAdblockEngine({ listsDir, cacheDir, log }: AdblockEngineOptions): Promise<AdblockEngine | undefined> {
-  const lists = await readLists(listsDir);
-  if (lists.length === 0) {
+export async function loadAdblockEngine({ listsDir, packagedLists = [], cacheDir, log }: AdblockEngineOptions): Promise<AdblockEngine | undefined> {
+  const debianLists = await readLists(FILTER_LISTS.map((name) => ({ name, file: path.join(listsDir, name) })));
+  if (debianLists.length === 0) {
     log.warn(
       { listsDir, expected: FILTER_LISTS },
       'Found no filter lists: removeAds will not block ads or trackers, only consent banners and overlays ' +
         '(install webext-ublock-origin-chromium or set FILTER_LISTS_DIR)',
     );
-    return undefined;
+  } else {
+    const found = debianLists.map((list) => list.name);
+    const missing = FILTER_LISTS.filter((name) => !found.includes(name));
+    if (missing.length > 0) log.warn({ listsDir, missing }, 'Some filter lists are missing; blocking with the others');
   }
+  const lists = [...debianLists, ...(await readLists(packagedLists))];
+  if (lists.length === 0) return undefined;
   const names = lists.map((list) => list.name);
-  const missing = FILTER_LISTS.filter((name) => !names.includes(name));
-  if (missing.length > 0) log.warn({ listsDir, missing }, 'Some filter lists are missing; blocking with the others');
 
   const cacheFile = path.join(cacheDir, `${CACHE_PREFIX}${cacheKey(lists)}.bin`);
   const cached = await readCachedEngine(cacheFile, log);
@@ -81,11 +105,11 @@ interface FilterList {
   text: string;
 }
 
-async function readLists(listsDir: string): Promise<FilterList[]> {
+async function readLists(sources: readonly ListFile[]): Promise<FilterList[]> {
   const lists = await Promise.all(
-    FILTER_LISTS.map(async (name) => {
+    sources.map(async ({ name, file }) => {
       try {
-        return { name, text: await readFile(path.join(listsDir, name), 'utf8') };
+        return { name, text: await readFile(file, 'utf8') };
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
         throw err;

@@ -2,23 +2,20 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { filterCompactRules, type Config, type IndexedCMPRuleset, type InitResponseMessage } from '@duckduckgo/autoconsent';
 import type { Page } from 'puppeteer-core';
+import { NOTICE_TEXT } from './consent-words.ts';
 
 /**
  * Cookie and consent banners, with DuckDuckGo's autoconsent: its rules for hundreds of consent
  * managers ship inside the npm package, and its content script (the bundle made for Playwright and
- * Puppeteer) runs in every frame from the first line of the document. It prehides the banners it
- * knows, then opts out: it clicks "reject" or "necessary only", or hides the banner where no
- * rejection exists. Nothing is fetched from the network.
+ * Puppeteer) runs in each frame once the page is ready. It hides the banners it knows, then opts
+ * out: it clicks "reject" or "necessary only", or hides the banner where no rejection exists.
+ * Nothing is fetched from the network.
  */
 
-/** The page-to-Node binding; the content script asks it for its configuration and rules. */
-const BINDING = '__viewfinderConsentInit';
-/** The page-side function the cleaner awaits before the screenshot. */
-const SETTLED = '__viewfinderConsentSettled';
 /** A detection pass is synchronous DOM work; this is when its outcome has surely been reported. */
 const ATTEMPT_MARGIN_MS = 10;
 /**
- * Autoconsent starts this long after the load event. Consent libraries open their banner from a
+ * Autoconsent starts at least this long after the load event. Consent libraries open their banner from a
  * load or DOMContentLoaded handler with a short fade-in; a click that lands inside it is lost (Osano's
  * cookieconsent closes nothing, then finishes opening). No human clicks that fast; neither do we.
  */
@@ -51,8 +48,8 @@ const CONFIG: Config = {
 };
 
 export interface ConsentScripts {
-  /** The bridge and autoconsent's content script, as one document-start script. */
-  source: string;
+  /** Autoconsent's content script (the bundle made for Playwright and Puppeteer). */
+  bundle: string;
   rules: IndexedCMPRuleset;
 }
 
@@ -60,63 +57,104 @@ export function loadConsentScripts(): ConsentScripts {
   const dist = new URL('.', import.meta.resolve('@duckduckgo/autoconsent'));
   const bundle = readFileSync(fileURLToPath(new URL('autoconsent.playwright.js', dist)), 'utf8');
   const rules = JSON.parse(readFileSync(fileURLToPath(import.meta.resolve('@duckduckgo/autoconsent/rules/compact-rules.json')), 'utf8'));
-  const bridge = `(${installBridge.toString()})(${JSON.stringify(BINDING)}, ${JSON.stringify(SETTLED)}, ${ATTEMPT_MARGIN_MS}, ${START_AFTER_LOAD_MS}, setTimeout, clearTimeout)`;
-  // The smart wait's readiness probe counts the page's short timers as work still to come; autoconsent's
-  // retry timers are not the page's, and the cleaner waits for autoconsent itself. So the bridge and
-  // the bundle (which calls the bare names) get the native timers when the probe hands them out.
-  const timers = `const ${NATIVE_TIMERS_SOURCE};`;
-  return { source: `(function () {\n${timers}\nif (!${bridge}) return;\n${bundle}\n})();`, rules };
+  return { bundle, rules };
 }
 
 export interface ConsentHandling {
   /**
-   * Waits until every frame's autoconsent has looked at the loaded page and, when it found a banner,
-   * finished opting out. Resolves true when it clicked or hid something.
+   * Runs autoconsent in every frame whose text speaks of cookies, consent or privacy, and waits
+   * until it has looked at the page and, where it found a banner, finished opting out.
+   * Resolves true when it clicked or hid something.
    */
-  settle(timeoutMs: number): Promise<boolean>;
+  answer(page: Page, timeoutMs: number): Promise<boolean>;
 }
 
-export async function enableConsentHandling(page: Page, scripts: ConsentScripts): Promise<ConsentHandling> {
-  await page.exposeFunction(BINDING, (request: unknown): InitResponseMessage => initResponse(scripts.rules, request));
-  await page.evaluateOnNewDocument(scripts.source);
+/** Filtered rules are kept for this many (URL, frame kind) pairs; a pool sees the same pages again and again. */
+const RULES_CACHE_SIZE = 500;
+
+/**
+ * Autoconsent runs once the page is ready, not from the first line of every document: injected at
+ * document start it cost every capture its compilation in each document, a round trip to Node for
+ * the rules and a detection pass competing with the page's load: most of what removeAds cost on a
+ * simple page (docs/remove-ads.md, Cost). A banner only matters to the picture once the page is ready. A frame whose text never mentions cookies, consent or privacy
+ * (nor holds an open shadow root, where a banner's text would hide) has no banner to answer, and
+ * costs one small evaluation.
+ */
+export function createConsentHandling(scripts: ConsentScripts): ConsentHandling {
+  const rulesFor = cachedRules(scripts.rules);
+  const prelude = `const ${NATIVE_TIMERS_SOURCE};`;
+  const bridge = installBridge.toString();
+
   return {
-    async settle(timeoutMs) {
-      type Settled = (timeoutMs: number) => Promise<boolean>;
+    async answer(page, timeoutMs) {
+      const mainFrame = page.mainFrame();
       const outcomes = await Promise.all(
-        page.frames().map((frame) =>
-          frame
-            .evaluate((name, timeout) => (window as unknown as Record<string, Settled | undefined>)[name]?.(timeout) ?? false, SETTLED, timeoutMs)
-            .catch(() => false),
-        ),
+        page.frames().map(async (frame) => {
+          const url = frame.url();
+          if (!/^https?:/.test(url)) return false;
+          try {
+            if (!(await frame.evaluate(mayHoldNotice, NOTICE_TEXT))) return false;
+            const init = rulesFor(url, frame === mainFrame);
+            const source =
+              `(function () {\n${prelude}\n` +
+              `const settled = (${bridge})(${init}, ${ATTEMPT_MARGIN_MS}, ${START_AFTER_LOAD_MS}, setTimeout, clearTimeout);\n` +
+              `if (!settled) return false;\n${scripts.bundle}\nreturn settled(${Number(timeoutMs)});\n})()`;
+            return (await frame.evaluate(source)) === true;
+          } catch {
+            // The frame went away or navigated under us; the screenshot is still worth taking.
+            return false;
+          }
+        }),
       );
       return outcomes.some(Boolean);
     },
   };
 }
 
-function initResponse(rules: IndexedCMPRuleset, request: unknown): InitResponseMessage {
-  const { url, mainFrame } = (request ?? {}) as { url?: unknown; mainFrame?: unknown };
-  const compact = filterCompactRules(rules, { url: typeof url === 'string' ? url : '', mainFrame: mainFrame === true });
-  return { type: 'initResp', config: CONFIG, rules: { autoconsent: [], compact } };
+/** The init answer for a frame, serialized; rules name the URLs they run on, so the key is the URL without its fragment. */
+function cachedRules(rules: IndexedCMPRuleset): (url: string, mainFrame: boolean) => string {
+  const cache = new Map<string, string>();
+  return (url, mainFrame) => {
+    const key = `${mainFrame ? 'main' : 'sub'} ${url.split('#')[0]}`;
+    let response = cache.get(key);
+    if (response !== undefined) {
+      // Refreshed as the most recently used.
+      cache.delete(key);
+    } else {
+      const message: InitResponseMessage = { type: 'initResp', config: CONFIG, rules: { autoconsent: [], compact: filterCompactRules(rules, { url, mainFrame }) } };
+      response = JSON.stringify(message);
+      if (cache.size >= RULES_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    }
+    cache.set(key, response);
+    return response;
+  };
+}
+
+/** Whether this frame's text (open shadow roots included) could be a consent notice's. Runs in the page. */
+function mayHoldNotice(noticeText: string): boolean {
+  const body = document.body;
+  if (!body) return false;
+  if (new RegExp(noticeText, 'i').test(body.innerText)) return true;
+  // innerText leaves shadow trees out; a banner built as a web component puts its text there.
+  return Array.from(body.querySelectorAll('*')).some((element) => element.shadowRoot !== null);
 }
 
 /**
- * Runs in each frame before autoconsent's content script, which it feeds: it answers the script's
- * `init` through the Node binding and follows its `report` messages, so that the cleaner can ask,
- * just before the screenshot, whether autoconsent has looked at the loaded page and finished acting.
- * Returns false where autoconsent should not run (frames that are not http(s), a second injection).
+ * Runs in the frame just before autoconsent's content script, which it feeds: it answers the
+ * script's `init` with the rules and follows its `report` messages. Returns the function that
+ * resolves once autoconsent has looked at the page and finished acting (true when it clicked or
+ * hid something), or undefined where autoconsent should not run (a second injection).
  * Must be self-contained: it is serialized into the page.
  */
 function installBridge(
-  binding: string,
-  settledName: string,
+  init: unknown,
   attemptMarginMs: number,
   startAfterLoadMs: number,
   setTimer: (callback: () => void, ms: number) => number,
   clearTimer: (id: number) => void,
-): boolean {
+): ((timeoutMs: number) => Promise<boolean>) | undefined {
   const win = window as unknown as Record<string, unknown>;
-  if (!/^https?:$/.test(location.protocol) || win.autoconsentSendMessage) return false;
+  if (win.autoconsentSendMessage) return undefined;
 
   const TERMINAL = ['nothingDetected', 'optOutSucceeded', 'optOutFailed', 'optInSucceeded', 'optInFailed', 'done'];
   const state = { lifecycle: 'loading', prehideOn: false, attempts: 0, attemptDone: false, acted: false };
@@ -127,8 +165,7 @@ function installBridge(
     if (TERMINAL.includes(state.lifecycle)) return true;
     // A consent manager was found: done once its popup was handled, or given up on (prehide lifted).
     if (state.lifecycle === 'cmpDetected') return !state.prehideOn;
-    // Still looking, after a first pass over the loaded page. A known banner that shows up later
-    // is hidden the moment it appears (prehiding is a style sheet); the generic pass takes the rest.
+    // Still looking, after a first pass over the page. The generic pass takes what shows up later.
     if (state.lifecycle === 'started') return state.attemptDone;
     return false;
   };
@@ -136,13 +173,14 @@ function installBridge(
   win.autoconsentSendMessage = async (message: { type: string; state?: Record<string, unknown> }) => {
     switch (message.type) {
       case 'init': {
-        // Fetch the rules now, hand them over (which starts detection) only once the page has loaded.
-        const reply = (win[binding] as (request: unknown) => Promise<unknown>)({ url: location.href, mainFrame: window.top === window });
-        await new Promise<void>((resolve) => {
-          if (document.readyState === 'complete') setTimer(() => resolve(), startAfterLoadMs);
-          else addEventListener('load', () => setTimer(() => resolve(), startAfterLoadMs), { once: true });
-        });
-        await (win.autoconsentReceiveMessage as (reply: unknown) => Promise<void>)(await reply);
+        // Sent from autoconsent's constructor, before the script has installed its receiver.
+        await Promise.resolve();
+        // A banner opened from the load event may still be fading in; a click inside that is lost
+        // (Osano's cookieconsent closes nothing, then finishes opening). No human clicks that fast.
+        const [navigation] = performance.getEntriesByType('navigation') as PerformanceNavigationTiming[];
+        const sinceLoad = navigation && navigation.loadEventEnd > 0 ? performance.now() - navigation.loadEventEnd : 0;
+        if (sinceLoad < startAfterLoadMs) await new Promise<void>((resolve) => setTimer(() => resolve(), startAfterLoadMs - sinceLoad));
+        await (win.autoconsentReceiveMessage as (reply: unknown) => Promise<void>)(init);
         return;
       }
       case 'report': {
@@ -169,21 +207,19 @@ function installBridge(
     }
   };
 
-  Object.defineProperty(win, settledName, {
-    value: (timeoutMs: number) =>
-      new Promise<boolean>((resolve) => {
-        const finish = () => {
-          waiters.delete(check);
-          clearTimer(timer);
-          resolve(state.acted);
-        };
-        const check = () => {
-          if (settled()) finish();
-        };
-        const timer = setTimer(finish, timeoutMs);
-        waiters.add(check);
-        check();
-      }),
-  });
-  return true;
+  const settle = (timeoutMs: number) =>
+    new Promise<boolean>((resolve) => {
+      const finish = () => {
+        waiters.delete(check);
+        clearTimer(timer);
+        resolve(state.acted);
+      };
+      const check = () => {
+        if (settled()) finish();
+      };
+      const timer = setTimer(finish, timeoutMs);
+      waiters.add(check);
+      check();
+    });
+  return settle;
 }
