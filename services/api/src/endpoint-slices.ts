@@ -34,6 +34,7 @@ export function readyRendererUrls(slices: readonly V1EndpointSlice[], portName: 
       if (endpoint.conditions?.ready === false || endpoint.conditions?.terminating === true) continue;
       const address = endpoint.addresses[0];
       if (address === undefined) continue;
+      // IPv4 and FQDN addresses go into a URL as they are; IPv6 needs brackets.
       const host = slice.addressType === 'IPv6' ? `[${address}]` : address;
       urls.add(`http://${host}:${port}/`);
     }
