@@ -4,6 +4,7 @@ import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { generateApiKey } from '../api-keys.ts';
 import { NotFound } from '../errors.ts';
 import { assertSameAccount, duplicateManagedBy, newId, placeKey } from './rules.ts';
+import { sqliteRateLimitCounter } from './sqlite-rate-limit.ts';
 import type {
   Account,
   ApiKey,
@@ -182,6 +183,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
 
   return {
     backend: 'sqlite',
+    consumeRateLimit: sqliteRateLimitCounter(db),
 
     async createAccount(input: NewAccount) {
       const id = newId('acct');

@@ -8,6 +8,8 @@
  * (lib/management.ts): the store never checks accounts against each other.
  */
 
+import type { RateLimitState } from './rate-limit-counter.ts';
+
 /** The Kubernetes object that owns a store object (issue 7's operator). Identity is kind/namespace/name. */
 export interface ManagedBy {
   kind: 'Site' | 'ApiKey';
@@ -148,6 +150,12 @@ export interface Store {
   upsertManagedKey(input: NewKey & { managedBy: ManagedBy }): Promise<{ key: ApiKey; secret: string | null }>;
   findKeyByManagedBy(ref: ManagedByRef): Promise<ApiKey | null>;
   touchKey(id: string, at: Date): Promise<void>;
+
+  /**
+   * Takes one capture from a key's budget of `limit` per `windowSeconds`. The counter lives in the
+   * store, so every process on it (API replicas) shares the same budget.
+   */
+  consumeRateLimit(key: string, limit: number, windowSeconds: number): Promise<RateLimitState>;
 
   recordUsage(event: UsageEvent): Promise<void>;
   /** Usage of every site and key of the account that has any. */

@@ -28,7 +28,7 @@ export interface AppDeps {
   logger: Logger;
   /** MODE=hosted: accounts, sites and keys. */
   store?: Store;
-  /** MODE=hosted: defaults to an in-memory limiter at config.rateLimitPerMinute. */
+  /** MODE=hosted: defaults to counters in the store (shared by replicas) at config.rateLimitPerMinute. */
   limiter?: RateLimiter;
   /** True once SIGTERM arrived: /readyz turns 503 so that load balancers stop sending traffic. */
   isShuttingDown?: () => boolean;
@@ -53,8 +53,10 @@ export function createApp(deps: AppDeps): Koa {
     });
   }
   if (config.mode === 'hosted') {
-    if (!deps.store) throw new Error('MODE=hosted needs a store');
-    routes.push(...mountHostedRoutes({ store: deps.store, renderer, logger, limiter: deps.limiter ?? createRateLimiter(config.rateLimitPerMinute) }, config));
+    const { store } = deps;
+    if (!store) throw new Error('MODE=hosted needs a store');
+    const limiter = deps.limiter ?? createRateLimiter(config.rateLimitPerMinute, (key, limit, windowSeconds) => store.consumeRateLimit(key, limit, windowSeconds));
+    routes.push(...mountHostedRoutes({ store, renderer, logger, limiter }, config));
   }
 
   const app = new Koa();
