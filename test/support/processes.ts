@@ -32,7 +32,8 @@ export async function startServiceProcess(main: string, env: Record<string, stri
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));
   const stop = async (graceMs = 15_000) => {
-    if (child.exitCode !== null) return child.exitCode;
+    // A process killed by a signal has signalCode set and exitCode null: it has exited too.
+    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
