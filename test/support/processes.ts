@@ -21,7 +21,8 @@ export interface ServiceProcess {
  * Spawns `main` with PORT/RENDERER_PORT 0 and waits for its "Listening" log line, which carries the
  * port the kernel chose (or listens on `options.port`), then for its /readyz to answer 200.
  */
-export async function startServiceProcess(main: string, env: Record<string, string> = {}, options: { port?: number } = {}): Promise<ServiceProcess> {
+export async function startServiceProcess(main: string, env: Record<string, string> = {}, options: { port?: number; startTimeoutMs?: number } = {}): Promise<ServiceProcess> {
+  const deadline = performance.now() + (options.startTimeoutMs ?? 30_000);
   // With a port chosen by the caller, the service may log below info: readiness alone is awaited.
   const port = String(options.port ?? 0);
   const child = spawn(process.execPath, [main], {
@@ -42,9 +43,9 @@ export async function startServiceProcess(main: string, env: Record<string, stri
     return code as number | null;
   };
   try {
-    const listening = options.port ?? (await waitForListening(child, () => output));
+    const listening = options.port ?? (await waitForListening(child, () => output, deadline));
     const base = `http://127.0.0.1:${listening}`;
-    await waitForReady(base, child, () => output);
+    await waitForReady(base, child, () => output, deadline + 30_000);
     return { child, port: listening, base, output: () => output, stop };
   } catch (err) {
     await stop(1000);
@@ -52,8 +53,8 @@ export async function startServiceProcess(main: string, env: Record<string, stri
   }
 }
 
-async function waitForListening(child: ChildProcess, output: () => string): Promise<number> {
-  for (let attempt = 0; attempt < 600; attempt++) {
+async function waitForListening(child: ChildProcess, output: () => string, deadline: number): Promise<number> {
+  while (performance.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the service exited early with ${child.exitCode}:\n${output()}`);
     const port = /"port":(\d+),"msg":"Listening"/.exec(output())?.[1];
     if (port) return Number(port);
@@ -62,8 +63,8 @@ async function waitForListening(child: ChildProcess, output: () => string): Prom
   throw new Error(`the service did not log "Listening":\n${output()}`);
 }
 
-async function waitForReady(base: string, child: ChildProcess, output: () => string): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt++) {
+async function waitForReady(base: string, child: ChildProcess, output: () => string, deadline: number): Promise<void> {
+  while (performance.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the service exited early with ${child.exitCode}:\n${output()}`);
     if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) return;
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -21,7 +21,7 @@ describe('renderer drain and retry (real API and renderer processes)', function 
     fixtures = await startFixtureServer();
     renderers = [];
     // One after another: Chromium starting three times at once on a loaded machine is slow.
-    for (let i = 0; i < 3; i++) renderers.push(await startServiceProcess(RENDERER_MAIN, { RENDER_CONCURRENCY: '2', SHUTDOWN_TIMEOUT_MS: '60000' }));
+    for (let i = 0; i < 3; i++) renderers.push(await startServiceProcess(RENDERER_MAIN, { RENDER_CONCURRENCY: '2', SHUTDOWN_TIMEOUT_MS: '60000' }, { startTimeoutMs: 120_000 }));
     api = await startServiceProcess(API_MAIN, { RENDERER_URL: renderers.map((r) => r.base).join(','), RENDERER_PROBE_INTERVAL_MS: '250' });
   });
   after(async () => {
