@@ -11,9 +11,9 @@ import type { RendererLoad } from '../../renderer/src/protocol.ts';
  * not all pick the same renderer. A linear scan: 100 renderers cost about a microsecond.
  */
 export interface BalancedBackend {
-  /** Eligible for new captures: ready in discovery and in its last status probe. */
+  /** Eligible for new captures: listed by discovery and not found unready by its last status probe. */
   ready: boolean;
-  /** The last load it reported; undefined until the first report (then it is not chosen). */
+  /** The last load it reported; until the first report it counts as one slot, so that a new renderer gets work at once. */
   load: RendererLoad | undefined;
   /** Captures this process sent to it since that report. */
   sentSinceReport: number;
@@ -21,8 +21,9 @@ export interface BalancedBackend {
   inFlight: number;
 }
 
+/** Discovery vouches for a new renderer (Kubernetes' readiness probe passed): it is ready until its own status says not. */
 export function newBalancedBackend(): BalancedBackend {
-  return { ready: false, load: undefined, sentSinceReport: 0, inFlight: 0 };
+  return { ready: true, load: undefined, sentSinceReport: 0, inFlight: 0 };
 }
 
 /** Busy slots (running plus queued) this process believes the renderer has now. */
@@ -43,8 +44,8 @@ export function leastLoaded<T extends BalancedBackend>(backends: readonly T[], e
   const start = Math.floor(random() * count);
   for (let i = 0; i < count; i++) {
     const backend = backends[(start + i) % count] as T;
-    if (!backend.ready || !backend.load || backend === except) continue;
-    const score = estimatedBusy(backend) / backend.load.capacity;
+    if (!backend.ready || backend === except) continue;
+    const score = estimatedBusy(backend) / (backend.load?.capacity ?? 1);
     if (score < bestScore) {
       best = backend;
       bestScore = score;

@@ -32,15 +32,15 @@ async function eventually(what: string, probe: () => boolean | Promise<boolean>,
 
 describe('the balancer (least-loaded choice)', () => {
   it('prefers a renderer with a free slot over a full one, whatever the order', () => {
-    const full = { ...newBalancedBackend(), ready: true, id: 'full' };
-    const free = { ...newBalancedBackend(), ready: true, id: 'free' };
+    const full = { ...newBalancedBackend(), id: 'full' };
+    const free = { ...newBalancedBackend(), id: 'free' };
     recordLoad(full, { capacity: 2, inFlight: 2, queued: 1 });
     recordLoad(free, { capacity: 2, inFlight: 1, queued: 0 });
     for (const random of [0, 0.5, 0.99]) expect(leastLoaded([full, free], undefined, () => random)?.id).to.equal('free');
   });
 
   it('counts captures sent since the last report, so that a burst spreads instead of piling on one renderer', () => {
-    const backends = [0, 1, 2].map((id) => ({ ...newBalancedBackend(), ready: true, id }));
+    const backends = [0, 1, 2].map((id) => ({ ...newBalancedBackend(), id }));
     for (const backend of backends) recordLoad(backend, { capacity: 1, inFlight: 0, queued: 0 });
     const chosen = [0, 1, 2].map(() => {
       const backend = leastLoaded(backends, undefined, () => 0) as (typeof backends)[number];
@@ -53,14 +53,22 @@ describe('the balancer (least-loaded choice)', () => {
     expect(leastLoaded(backends, undefined, () => 0.5)?.id).to.equal(0);
   });
 
-  it('skips renderers that are not ready, have not reported yet, or are excluded', () => {
-    const notReady = { ...newBalancedBackend(), id: 'not-ready' };
+  it('skips renderers that are not ready or are excluded', () => {
+    const notReady = { ...newBalancedBackend(), ready: false, id: 'not-ready' };
     recordLoad(notReady, { capacity: 4, inFlight: 0, queued: 0 });
-    const unreported = { ...newBalancedBackend(), ready: true, id: 'unreported' };
-    const excluded = { ...newBalancedBackend(), ready: true, id: 'excluded' };
+    const excluded = { ...newBalancedBackend(), id: 'excluded' };
     recordLoad(excluded, { capacity: 4, inFlight: 0, queued: 0 });
-    expect(leastLoaded([notReady, unreported, excluded], excluded)).to.equal(undefined);
-    expect(leastLoaded([notReady, unreported, excluded])?.id).to.equal('excluded');
+    expect(leastLoaded([notReady, excluded], excluded)).to.equal(undefined);
+    expect(leastLoaded([notReady, excluded])?.id).to.equal('excluded');
+  });
+
+  it('gives a renderer that has not reported yet one capture, as if it had one free slot', () => {
+    const fresh = { ...newBalancedBackend(), id: 'fresh' };
+    const busy = { ...newBalancedBackend(), id: 'busy' };
+    recordLoad(busy, { capacity: 4, inFlight: 2, queued: 0 });
+    expect(leastLoaded([busy, fresh], undefined, () => 0)?.id).to.equal('fresh');
+    captureStarted(fresh);
+    expect(leastLoaded([busy, fresh], undefined, () => 0)?.id).to.equal('busy');
   });
 });
 

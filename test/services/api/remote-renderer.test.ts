@@ -98,6 +98,9 @@ describe('dispatch to renderer services (RENDERER_URL, real Chromium behind HTTP
     const server = http.createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
+      // The previous test's cancelled capture may still hold its slot: "reached the pool" must mean this one.
+      const idle = await sharedRenderer();
+      await eventually('the pool is idle', () => idle.stats().inFlight === 0 && idle.stats().queued === 0);
       const cancelledBefore = (await sampleValue(service.registry, 'viewfinder_capture_duration_seconds_count', { profile: 'mobile', outcome: 'cancelled' })) ?? 0;
       const client = new AbortController();
       const pending = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/screenshot`, {
