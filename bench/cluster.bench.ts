@@ -132,8 +132,18 @@ try {
   const three = [r1, r2, r3];
   const start3 = await Promise.all(three.map(completedBy));
   load = traffic(apis, 9);
-  await sleep(PHASE_S * 1000);
+  // How often each renderer's slot was busy: if always, the shortfall is the renderers' own speed, not dispatch.
+  const phaseEnd = performance.now() + PHASE_S * 1000;
+  let polls = 0;
+  const busySlot = [0, 0, 0];
+  while (performance.now() < phaseEnd) {
+    const states = await Promise.all(three.map(status));
+    polls += 1;
+    states.forEach((s, i) => (busySlot[i] = (busySlot[i] as number) + (s && s.inFlight >= 1 ? 1 : 0)));
+    await sleep(250);
+  }
   await load.stop();
+  console.log(`  slots busy during the 3-renderer phase: ${busySlot.map((n) => `${fmt((n / polls) * 100)}%`).join(' / ')} of ${polls} samples`);
   const done3 = (await Promise.all(three.map(completedBy))).map((n, i) => n - (start3[i] as number));
   const total3 = done3.reduce((a, b) => a + b, 0);
   const shares = done3.map((n) => n / total3);
