@@ -224,7 +224,7 @@ try {
   const site = await store.createSite({ accountId: account.id, name: 'bench', allowedDomains: [] });
   const { secret } = await store.createKey({ accountId: account.id, name: 'bench', kind: 'site', siteId: site.id });
   await store.close();
-  const stub = await startStubRenderer({ capacity: 64, delayMs: () => 5 });
+  const stub = await startStubRenderer({ capacity: 256, delayMs: () => 5 });
   const hostedEnv = { MODE: 'hosted', DATA_DIR: dataDir, MONGODB_URI: '', RENDERER_URL: stub.url };
   const hosted = await Promise.all([startServiceProcess(API_MAIN, hostedEnv, { startTimeoutMs: 120_000 }), startServiceProcess(API_MAIN, hostedEnv, { startTimeoutMs: 120_000 })]);
   processes.push(...hosted);
@@ -238,8 +238,10 @@ try {
       }).then((r) => r.status),
     ),
   );
-  const allowed = answers.filter((s) => s === 200).length;
-  row('captures allowed in a minute, one key, 2 API processes, 1 store', `${allowed} of ${attempts} (limit ${limit}; the rest 429)`, `exactly ${limit}`, allowed === limit);
+  // Allowed: past the limiter, i.e. not a 429 (the stub shares this busy process, so a few may time out behind it).
+  const allowed = answers.filter((s) => s !== 429).length;
+  const served = answers.filter((s) => s === 200).length;
+  row('captures allowed in a minute, one key, 2 API processes, 1 store', `${allowed} of ${attempts} at once (limit ${limit}; the rest 429; ${served} served)`, `exactly ${limit}`, allowed === limit);
   await stub.close();
 
   console.log('\n| Measure | Measured | Goal | |\n|---|---|---|---|');
