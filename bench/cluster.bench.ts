@@ -240,8 +240,8 @@ try {
   );
   // Allowed: past the limiter, i.e. not a 429 (the stub shares this busy process, so a few may time out behind it).
   const allowed = answers.filter((s) => s !== 429).length;
-  const served = answers.filter((s) => s === 200).length;
-  row('captures allowed in a minute, one key, 2 API processes, 1 store', `${allowed} of ${attempts} at once (limit ${limit}; the rest 429; ${served} served)`, `exactly ${limit}`, allowed === limit);
+  const servedHere = answers.filter((s) => s === 200).length;
+  row('captures allowed in a minute, one key, 2 API processes, 1 store', `${allowed} of ${attempts} at once (limit ${limit}; the rest 429; ${servedHere} served)`, `exactly ${limit}`, allowed === limit);
   await stub.close();
 
   console.log('\n| Measure | Measured | Goal | |\n|---|---|---|---|');
