@@ -9,7 +9,8 @@
  * - Retry, once and on another renderer, for a capture that did no work there: a connection-level
  *   failure (refused, reset, timed out before any answer, including a SIGKILLed renderer), a 503
  *   (draining or not ready) and a 429 (its queue is full: the tier is full only when the other is
- *   too). The failed renderer is left out until a probe finds it ready again.
+ *   too). The failed renderer is left out until a probe finds it ready again. A refused connection
+ *   did no work anywhere and does not use up the retry (sendSkippingRefused).
  * - Every other answer is final: the renderer's typed error is rethrown as the same class.
  * - The caller's AbortSignal (the client went away) and the deadline both cancel the upstream
  *   request, which in turn cancels the capture in the renderer.
@@ -196,6 +197,28 @@ export async function createRemoteRenderer(config: RemoteRendererConfig, logger:
     }
   };
 
+  /**
+   * Sends to `backend`; when its connection is refused (a renderer that is gone and not yet known
+   * to be), moves on to the next least-loaded one. A refused connection did nothing anywhere, so it
+   * does not use up the one retry; each refused renderer is marked unready, so this ends.
+   * `tried.last` is the renderer that gave the final answer.
+   */
+  const sendSkippingRefused = async (backend: Backend, except: Backend | undefined, tried: { last: Backend }, body: string, signal: AbortSignal, requestId: string | undefined) => {
+    for (let current = backend; ; ) {
+      tried.last = current;
+      try {
+        return await attempt(current, body, signal, requestId);
+      } catch (err) {
+        const refused = err instanceof ConnectionFailure && err.code === 'ECONNREFUSED' && !signal.aborted;
+        const next = refused ? leastLoaded(listed, except) : undefined;
+        if (!next) throw err;
+        log.info({ renderer: current.origin, retryOn: next.origin, reason: 'ECONNREFUSED', requestId }, 'Renderer refused the connection; trying another');
+        recordRendererRetry();
+        current = next;
+      }
+    }
+  };
+
   /** Refusals that did no work on the renderer: the capture may go to another one. */
   const retryable = (err: unknown) => err instanceof ConnectionFailure || err instanceof ServiceUnavailable || err instanceof TooManyRequests;
   const reasonOf = (err: unknown) => (err instanceof ConnectionFailure ? err.code : err instanceof TooManyRequests ? 'full' : 'unavailable');
@@ -228,11 +251,13 @@ export async function createRemoteRenderer(config: RemoteRendererConfig, logger:
       const body = JSON.stringify(request);
       const { requestId } = options;
       const timedOut = () => deadline.aborted && !options.signal?.aborted;
-      const first = leastLoaded(listed);
-      if (!first) throw new ServiceUnavailable('Service unavailable: no renderer is ready', 5);
+      const chosen = leastLoaded(listed);
+      if (!chosen) throw new ServiceUnavailable('Service unavailable: no renderer is ready', 5);
+      const tried = { last: chosen };
       try {
-        return await attempt(first, body, signal, requestId);
+        return await sendSkippingRefused(chosen, undefined, tried, body, signal, requestId);
       } catch (err) {
+        const first = tried.last;
         if (timedOut()) {
           log.warn({ renderer: first.origin, timeoutMs: config.timeoutMs, requestId }, 'Renderer did not answer in time');
           throw new NavigationTimeout('Navigation timeout: the page took too long to load or respond');
@@ -247,7 +272,7 @@ export async function createRemoteRenderer(config: RemoteRendererConfig, logger:
         log.info({ renderer: first.origin, retryOn: second.origin, reason: reasonOf(err), requestId }, 'Renderer refused the capture before starting it; retrying on another');
         recordRendererRetry();
         try {
-          return await attempt(second, body, signal, requestId);
+          return await sendSkippingRefused(second, first, { last: second }, body, signal, requestId);
         } catch (retryErr) {
           if (timedOut()) throw new NavigationTimeout('Navigation timeout: the page took too long to load or respond');
           if (retryErr instanceof ConnectionFailure) throw new ServiceUnavailable('Service unavailable: no renderer could be reached', 5);

@@ -186,4 +186,14 @@ describe('balancing captures across renderer services (stub renderers behind the
     expect(b!.renderer.completed()).to.equal(4);
     expect(renderer.isReady()).to.equal(true);
   });
+
+  it('loses no capture when most renderers vanish unannounced: a refused connection does not use up the retry', async () => {
+    const started = await startStubs(5, 20);
+    const { app } = await remoteApp(mutableEndpoints(started.map((s) => s.url)), { RENDERER_PROBE_INTERVAL_MS: '60000' });
+    await Promise.all(started.slice(0, 3).map((stub) => stub.close()));
+    const statuses = [];
+    for (let i = 0; i < 10; i++) statuses.push((await capture(app)).status);
+    expect(statuses).to.deep.equal(Array(10).fill(200));
+    expect(started[3]!.renderer.completed() + started[4]!.renderer.completed()).to.equal(10);
+  });
 });

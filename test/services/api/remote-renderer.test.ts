@@ -123,7 +123,7 @@ describe('dispatch to renderer services (RENDERER_URL, real Chromium behind HTTP
     }
   });
 
-  it('retries once on another renderer after a connection-level failure, and leaves the failed one out', async () => {
+  it('sends a capture whose connection was refused to another renderer, and leaves the refusing one out', async () => {
     const pool = await sharedRenderer();
     const [first, second] = [await startRendererService(pool), await startRendererService(pool)] as const;
     services.push(first, second);
@@ -135,7 +135,7 @@ describe('dispatch to renderer services (RENDERER_URL, real Chromium behind HTTP
     const retriesBefore = (await sampleValue(apiRegistry, 'viewfinder_renderer_retries_total')) ?? 0;
 
     // Least-loaded with random tie-breaks: the closed renderer is picked sooner or later, once.
-    const retried = () => log.lines().find((line) => line.msg === 'Renderer refused the capture before starting it; retrying on another');
+    const retried = () => log.lines().find((line) => line.msg === 'Renderer refused the connection; trying another');
     let captures = 0;
     while (!retried() && captures < 20) {
       const response = await capture(app, { url: fixtures.url('/simple') });
