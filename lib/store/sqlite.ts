@@ -6,6 +6,7 @@ import { NotFound } from '../errors.ts';
 import { assertSameAccount, duplicateManagedBy, newId, placeKey } from './rules.ts';
 import { sqliteUsageHistory } from './sqlite-usage-history.ts';
 import { sqliteUserStore } from './sqlite-users.ts';
+import { sqliteRateLimitCounter } from './sqlite-rate-limit.ts';
 import type {
   Account,
   ApiKey,
@@ -188,6 +189,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
     backend: 'sqlite',
     ...sqliteUserStore(db, transaction),
     ...usageHistory,
+    consumeRateLimit: sqliteRateLimitCounter(db),
 
     async createAccount(input: NewAccount) {
       const id = newId('acct');

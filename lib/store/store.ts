@@ -10,6 +10,7 @@
 
 import type { UsageHistoryStore } from './usage-history.ts';
 import type { UserStore } from './users.ts';
+import type { RateLimitState } from './rate-limit-counter.ts';
 
 /** The Kubernetes object that owns a store object (issue 7's operator). Identity is kind/namespace/name. */
 export interface ManagedBy {
@@ -151,6 +152,12 @@ export interface Store extends UserStore, UsageHistoryStore {
   upsertManagedKey(input: NewKey & { managedBy: ManagedBy }): Promise<{ key: ApiKey; secret: string | null }>;
   findKeyByManagedBy(ref: ManagedByRef): Promise<ApiKey | null>;
   touchKey(id: string, at: Date): Promise<void>;
+
+  /**
+   * Takes one capture from a key's budget of `limit` per `windowSeconds`. The counter lives in the
+   * store, so every process on it (API replicas) shares the same budget.
+   */
+  consumeRateLimit(key: string, limit: number, windowSeconds: number): Promise<RateLimitState>;
 
   recordUsage(event: UsageEvent): Promise<void>;
   /** Usage of every site and key of the account that has any. */

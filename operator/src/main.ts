@@ -1,5 +1,6 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError } from '../../lib/env.ts';
+import { loadKubeConfig } from '../../lib/k8s/kube-config.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { describeStore, openStore } from '../../lib/store/open.ts';
 import { loadOperatorConfig, type OperatorConfig } from './config.ts';
@@ -20,12 +21,12 @@ try {
 
 const logger = createLogger({ level: config.logLevel, name: 'viewfinder-operator' });
 const store = await openStore(config.store);
-const kubeConfig = new KubeConfig();
+let kubeConfig: KubeConfig;
 try {
-  // KUBECONFIG (or ~/.kube/config) outside a cluster, the service account's token inside one.
-  kubeConfig.loadFromDefault();
+  kubeConfig = loadKubeConfig();
 } catch (err) {
-  process.stderr.write(`Invalid configuration: cannot load the Kubernetes configuration: ${err instanceof Error ? err.message : String(err)}\n`);
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`Invalid configuration: ${err.message}\n`);
   process.exit(2);
 }
 logger.info({ store: describeStore(config.store), cluster: kubeConfig.getCurrentCluster()?.server }, 'Opened the store; starting');

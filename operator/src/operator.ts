@@ -1,4 +1,5 @@
 import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
+import { Informer, keyOf } from '../../lib/k8s/informer.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Store } from '../../lib/store/store.ts';
 import type { OperatorConfig } from './config.ts';
@@ -9,7 +10,6 @@ import { startHealthServer, type HealthServer } from './health.ts';
 import { KubeClient } from './k8s/client.ts';
 import { Controller } from './k8s/controller.ts';
 import { EventRecorder } from './k8s/events.ts';
-import { Informer, keyOf } from './k8s/informer.ts';
 import { LeaderElector } from './k8s/leader-election.ts';
 import { createOperatorMetrics, type OperatorMetrics } from './metrics.ts';
 import { API_VERSION, MANAGED_BY_LABEL, OPERATOR_NAME, objectKey, type ApiKeyResource, type SiteResource } from './resources.ts';

@@ -58,7 +58,9 @@ function checkSecureWorkloads(manifests: Manifest[]) {
     expect(pod.securityContext.seccompProfile?.type, `${where}: seccomp`).to.equal('RuntimeDefault');
     expect(pod.serviceAccountName, `${where}: own ServiceAccount`).to.equal(workload.metadata.name);
     const component = workload.metadata.labels?.['app.kubernetes.io/component'];
-    expect(pod.automountServiceAccountToken, `${where}: a token only for the operator`).to.equal(component === 'operator');
+    // The API's token only watches the renderers' EndpointSlices (api-rbac.yaml).
+    const needsToken = component === 'operator' || (component === 'api' && envOf(pod.containers[0], 'RENDERER_SERVICE') !== undefined);
+    expect(pod.automountServiceAccountToken, `${where}: a token only for the operator and a discovering API`).to.equal(needsToken);
     for (const container of pod.containers) {
       const context = container.securityContext;
       expect(context.allowPrivilegeEscalation, `${where}: allowPrivilegeEscalation`).to.equal(false);
@@ -100,7 +102,8 @@ describe('chart rendered by helm', function () {
       one(manifests, 'Service', 'renderer');
       expect(byKind(manifests, 'Deployment').some((d) => d.metadata.labels?.['app.kubernetes.io/component'] === 'operator')).to.equal(v.operator.enabled);
       expect(byKind(manifests, 'StatefulSet')).to.have.length(v.mongodb.enabled ? 1 : 0);
-      expect(byKind(manifests, 'HorizontalPodAutoscaler')).to.have.length(v.renderer.autoscaling.enabled ? 1 : 0);
+      expect(byKind(manifests, 'HorizontalPodAutoscaler')).to.have.length(v.renderer.autoscaling.enabled && v.renderer.autoscaling.signal === 'cpu' ? 1 : 0);
+      expect(byKind(manifests, 'ScaledObject')).to.have.length(v.renderer.autoscaling.enabled && v.renderer.autoscaling.signal === 'busySlots' ? 1 : 0);
       expect(byKind(manifests, 'NetworkPolicy').map((policy) => policy.metadata.labels?.['app.kubernetes.io/component']).sort()).to.deep.equal(
         [...(v.mongodb.enabled && v.mongodb.networkPolicy.enabled ? ['mongodb'] : []), ...(v.renderer.networkPolicy.enabled ? ['renderer'] : [])],
       );
@@ -119,7 +122,10 @@ describe('chart rendered by helm', function () {
       const renderer = loadRendererServiceConfig(processEnv(rendererContainer));
       expect(api.port).to.equal(apiContainer.ports[0].containerPort);
       expect(renderer.port).to.equal(rendererContainer.ports[0].containerPort);
-      expect(api.remoteRenderer?.urls).to.have.length(1);
+      const discovering = (file ? mergeValues(defaultValues(), readYaml(file) as Values) : defaultValues()) as any;
+      if (discovering.api.rendererDiscovery === 'endpointSlices') expect(api.remoteRenderer?.discovery?.service).to.equal(one(manifests, 'Service', 'renderer').metadata.name);
+      else expect(api.remoteRenderer?.urls).to.have.length(1);
+      expect(renderer.shutdownTimeoutMs, 'a draining renderer outlasts its longest capture').to.be.at.least(renderer.renderer.captureTimeoutMs);
       expect(renderer.token, 'the renderer demands the token').to.be.a('string');
       expect(renderer.renderer.chromiumSandbox, 'no sandbox under RuntimeDefault seccomp').to.equal(false);
       const values = (file ? mergeValues(defaultValues(), readYaml(file) as Values) : defaultValues()) as any;
@@ -142,7 +148,9 @@ describe('chart rendered by helm', function () {
       const api = one(manifests, 'Deployment', 'api').spec.template.spec.containers[0];
       const renderer = one(manifests, 'Deployment', 'renderer').spec.template.spec.containers[0];
       const service = one(manifests, 'Service', 'renderer');
-      expect(envOf(api, 'RENDERER_URL').value).to.equal(`http://${service.metadata.name}:${service.spec.ports[0].port}`);
+      const discovery = envOf(api, 'RENDERER_SERVICE');
+      if (discovery) expect(discovery.value).to.equal(service.metadata.name);
+      else expect(envOf(api, 'RENDERER_URL').value).to.equal(`http://${service.metadata.name}:${service.spec.ports[0].port}`);
       expect(envOf(api, 'RENDERER_TOKEN').valueFrom.secretKeyRef).to.deep.equal(envOf(renderer, 'RENDERER_TOKEN').valueFrom.secretKeyRef);
       expect(service.metadata.name).to.include('renderer');
     });
@@ -193,9 +201,45 @@ describe('chart rendered by helm', function () {
   it('binds Roles in the watched namespaces only, when operator.watchNamespaces is set', () => {
     const manifests = render(undefined, ['operator.watchNamespaces={shop,blog}']);
     expect(byKind(manifests, 'ClusterRole')).to.deep.equal([]);
-    const namespaces = byKind(manifests, 'RoleBinding').map((binding) => binding.metadata.namespace);
+    const namespaces = byKind(manifests, 'RoleBinding')
+      .filter((binding) => binding.metadata.labels?.['app.kubernetes.io/component'] === 'operator')
+      .map((binding) => binding.metadata.namespace);
     expect(namespaces).to.have.members(['shop', 'blog', NAMESPACE]);
     expect(envOf(one(manifests, 'Deployment', 'operator').spec.template.spec.containers[0], 'WATCH_NAMESPACE').value).to.equal('shop,blog');
+  });
+
+  it('lets the API only get, list and watch EndpointSlices in its namespace, and turns that off with rendererDiscovery=service', () => {
+    const manifests = render();
+    const role = one(manifests, 'Role', 'api');
+    expect(role.metadata.namespace).to.equal(NAMESPACE);
+    expect(role.rules).to.deep.equal([{ apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] }]);
+    expect(one(manifests, 'RoleBinding', 'api').subjects).to.deep.equal([{ kind: 'ServiceAccount', name: one(manifests, 'Deployment', 'api').metadata.name, namespace: NAMESPACE }]);
+    const api = one(manifests, 'Deployment', 'api').spec.template.spec.containers[0];
+    expect(envOf(api, 'POD_NAMESPACE').valueFrom.fieldRef.fieldPath).to.equal('metadata.namespace');
+    const plain = render(undefined, ['api.rendererDiscovery=service']);
+    expect(plain.filter((m) => m.kind === 'Role' && m.metadata.labels?.['app.kubernetes.io/component'] === 'api')).to.deep.equal([]);
+    expect(one(plain, 'Deployment', 'api').spec.template.spec.automountServiceAccountToken).to.equal(false);
+  });
+
+  it('scales renderers on busy slots with a KEDA ScaledObject when autoscaling.signal=busySlots', () => {
+    const manifests = render(undefined, ['renderer.autoscaling.signal=busySlots', 'renderer.autoscaling.prometheusServerAddress=http://prometheus:9090', 'renderer.concurrency=4']);
+    expect(byKind(manifests, 'HorizontalPodAutoscaler')).to.deep.equal([]);
+    const scaled = one(manifests, 'ScaledObject', 'renderer');
+    expect(scaled.spec.scaleTargetRef.name).to.equal(one(manifests, 'Deployment', 'renderer').metadata.name);
+    const [busy, cpu] = scaled.spec.triggers;
+    expect(busy.type).to.equal('prometheus');
+    expect(busy.metadata.query).to.match(/^sum\(viewfinder_render_in_flight\{namespace="viewfinder",job="[^"]+renderer"\}\) \+ sum\(viewfinder_render_queue_depth\{/);
+    expect(busy.metadata.threshold).to.equal('3');
+    expect(cpu.type).to.equal('cpu');
+    const refused = helm(['template', RELEASE, CHART, '--set', 'renderer.autoscaling.signal=busySlots']);
+    expect(refused.status).to.not.equal(0);
+    expect(refused.output).to.include('prometheusServerAddress');
+  });
+
+  it('refuses a shutdown timeout shorter than the capture timeout: a draining renderer must finish its captures', () => {
+    const { status, output } = helm(['template', RELEASE, CHART, '--set', 'shutdownTimeoutSeconds=30']);
+    expect(status).to.not.equal(0);
+    expect(output).to.include('renderer.captureTimeoutSeconds');
   });
 
   it('admits only the API and the operator to MongoDB', () => {

@@ -17,7 +17,7 @@ import type { Logger } from '../../lib/logger.ts';
 import { openStore } from '../../lib/store/open.ts';
 import type { Account, Store } from '../../lib/store/store.ts';
 import { loadOperatorConfig, type OperatorConfig } from '../../operator/src/config.ts';
-import { httpStatusOf } from '../../operator/src/k8s/client.ts';
+import { httpStatusOf } from '../../lib/k8s/api-errors.ts';
 import { startOperator, type Operator } from '../../operator/src/operator.ts';
 import { GROUP, PLURALS, VERSION, type ApiKeyResource, type Kind, type SiteResource } from '../../operator/src/resources.ts';
 import { startFakeKubeApiServer, type FakeKubeApiServer } from '../support/fake-kube-apiserver.ts';

@@ -215,6 +215,28 @@ export function storeConformance(open: () => Promise<Store>, cleanup: (store: St
     });
   });
 
+  describe('rate-limit counters', () => {
+    it("allows exactly a key's limit in a window, then refuses with the time until it resets", async () => {
+      const states = [];
+      for (let i = 0; i < 4; i++) states.push(await store.consumeRateLimit('key-a', 3, 60));
+      expect(states.map((s) => s.allowed)).to.deep.equal([true, true, true, false]);
+      expect(states.map((s) => s.remaining)).to.deep.equal([2, 1, 0, 0]);
+      expect(states[3]!.msBeforeReset).to.be.within(1, 60_000);
+    });
+
+    it('counts keys apart, and a changed limit starts a budget of its own', async () => {
+      expect((await store.consumeRateLimit('key-a', 1, 60)).allowed).to.equal(true);
+      expect((await store.consumeRateLimit('key-a', 1, 60)).allowed).to.equal(false);
+      expect((await store.consumeRateLimit('key-b', 1, 60)).allowed).to.equal(true);
+      expect((await store.consumeRateLimit('key-a', 2, 60)).remaining).to.equal(1);
+    });
+
+    it('never allows more than the limit to concurrent callers', async () => {
+      const states = await Promise.all(Array.from({ length: 10 }, () => store.consumeRateLimit('key-c', 4, 60)));
+      expect(states.filter((s) => s.allowed)).to.have.length(4);
+    });
+  });
+
   describe('usage', () => {
     it('counts captures, failures and bytes per site and per key, for that account only', async () => {
       const site = await store.createSite({ accountId: account.id, name: 'a', allowedDomains: [] });

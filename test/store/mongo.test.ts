@@ -1,3 +1,4 @@
+import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { openMongoStore } from '../../lib/store/mongo.ts';
 import type { Store } from '../../lib/store/store.ts';
@@ -22,4 +23,16 @@ describe('store: MongoDB backend', function () {
       await store.close();
     },
   );
+
+  it('shares rate-limit counters between two connections to one database: together they allow exactly the limit', async () => {
+    const dbName = `viewfinder_test_${randomBytes(6).toString('hex')}`;
+    const [one, two] = await Promise.all([openMongoStore({ uri, dbName }), openMongoStore({ uri, dbName })]);
+    try {
+      const states = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? two : one).consumeRateLimit('key', 5, 60)));
+      expect(states.filter((s) => s.allowed)).to.have.length(5);
+    } finally {
+      await one.dropDatabase();
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
 });

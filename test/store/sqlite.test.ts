@@ -50,6 +50,16 @@ describe('store: embedded sqlite backend', () => {
       rmSync(dataDir, { recursive: true, force: true });
     });
 
+    it("shares rate-limit counters between handles on one DATA_DIR: together they allow exactly the limit", async () => {
+      const second = openSqliteStore({ dataDir });
+      try {
+        const states = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? second : store).consumeRateLimit('key', 5, 60)));
+        expect(states.filter((s) => s.allowed)).to.have.length(5);
+      } finally {
+        await second.close();
+      }
+    });
+
     it('keeps accounts, sites and keys across a close and reopen', async () => {
       const account = await store.createAccount({ name: 'Acme' });
       const site = await store.createSite({ accountId: account.id, name: 's', allowedDomains: ['example.com'] });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, Watch, setHeaderOptions } from '@kubernetes/client-node';
-import { httpStatusOf } from '../../operator/src/k8s/client.ts';
+import { httpStatusOf } from '../../lib/k8s/api-errors.ts';
 import { startFakeKubeApiServer, type FakeKubeApiServer } from './fake-kube-apiserver.ts';
 
 /** The fake API server behaves as the real one does in what the operator relies on. */

@@ -13,7 +13,7 @@ import { crdAjv } from './crd-ajv.ts';
  * subset the operator uses, so that @kubernetes/client-node talks to it exactly as to a cluster:
  *
  * - Sites and ApiKeys (validated against the CRDs' openAPIV3Schema, defaults applied), Secrets,
- *   Events and Leases: create, get, list (with label selectors), replace, merge-patch, delete;
+ *   Events, Leases and EndpointSlices: create, get, list (with label selectors), replace, merge-patch, delete;
  * - the status subresource: spec changes bump metadata.generation, status changes do not, and
  *   each endpoint ignores the other half;
  * - finalizers: a delete with finalizers only sets deletionTimestamp; removing the last one deletes;
@@ -103,6 +103,7 @@ export async function startFakeKubeApiServer(options: { historyLimit?: number } 
     secrets: { apiVersion: 'v1', kind: 'Secret', namespaced: true, statusSubresource: false },
     events: { apiVersion: 'v1', kind: 'Event', namespaced: true, statusSubresource: false },
     leases: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespaced: true, statusSubresource: false },
+    endpointslices: { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namespaced: true, statusSubresource: false },
   };
   const objects = new Map<string, Map<string, KubeObject>>(Object.keys(resources).map((plural) => [plural, new Map()]));
   let resourceVersion = 1;
@@ -401,13 +402,13 @@ function admit(resource: Resource, object: KubeObject): void {
 
 function parsePath(pathname: string): { plural: string; namespace: string | undefined; name: string | undefined; subresource: string | undefined } | undefined {
   const match =
-    /^\/(?:api\/v1|apis\/viewfinder\.dev\/v1alpha1|apis\/coordination\.k8s\.io\/v1)(?:\/namespaces\/([^/]+))?\/(sites|apikeys|secrets|events|leases)(?:\/([^/]+))?(?:\/([^/]+))?$/.exec(
+    /^\/(?:api\/v1|apis\/viewfinder\.dev\/v1alpha1|apis\/coordination\.k8s\.io\/v1|apis\/discovery\.k8s\.io\/v1)(?:\/namespaces\/([^/]+))?\/(sites|apikeys|secrets|events|leases|endpointslices)(?:\/([^/]+))?(?:\/([^/]+))?$/.exec(
       pathname,
     );
   if (!match) return undefined;
   const plural = match[2] as string;
-  const group = pathname.startsWith('/api/v1') ? 'core' : pathname.startsWith('/apis/viewfinder.dev') ? 'viewfinder' : 'coordination';
-  const expected = plural === 'sites' || plural === 'apikeys' ? 'viewfinder' : plural === 'leases' ? 'coordination' : 'core';
+  const group = pathname.startsWith('/api/v1') ? 'core' : (/^\/apis\/([^./]+)/.exec(pathname)?.[1] ?? '');
+  const expected = plural === 'sites' || plural === 'apikeys' ? 'viewfinder' : plural === 'leases' ? 'coordination' : plural === 'endpointslices' ? 'discovery' : 'core';
   if (group !== expected) return undefined;
   return { plural, namespace: match[1], name: match[3] ? decodeURIComponent(match[3]) : undefined, subresource: match[4] };
 }

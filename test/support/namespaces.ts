@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { httpStatusOf } from '../../operator/src/k8s/client.ts';
+import { httpStatusOf } from '../../lib/k8s/api-errors.ts';
 import { GROUP, PLURALS, VERSION } from '../../operator/src/resources.ts';
 
 /** A fresh name under viewfinder-test-, so that a leftover is recognisable as a test's. */

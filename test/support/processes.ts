@@ -21,7 +21,8 @@ export interface ServiceProcess {
  * Spawns `main` with PORT/RENDERER_PORT 0 and waits for its "Listening" log line, which carries the
  * port the kernel chose (or listens on `options.port`), then for its /readyz to answer 200.
  */
-export async function startServiceProcess(main: string, env: Record<string, string> = {}, options: { port?: number } = {}): Promise<ServiceProcess> {
+export async function startServiceProcess(main: string, env: Record<string, string> = {}, options: { port?: number; startTimeoutMs?: number } = {}): Promise<ServiceProcess> {
+  const deadline = performance.now() + (options.startTimeoutMs ?? READY_TIMEOUT_MS);
   // With a port chosen by the caller, the service may log below info: readiness alone is awaited.
   const port = String(options.port ?? 0);
   const child = spawn(process.execPath, [main], {
@@ -32,7 +33,8 @@ export async function startServiceProcess(main: string, env: Record<string, stri
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));
   const stop = async (graceMs = 15_000) => {
-    if (child.exitCode !== null) return child.exitCode;
+    // A process killed by a signal has signalCode set and exitCode null: it has exited too.
+    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
@@ -41,9 +43,9 @@ export async function startServiceProcess(main: string, env: Record<string, stri
     return code as number | null;
   };
   try {
-    const listening = options.port ?? (await waitForListening(child, () => output));
+    const listening = options.port ?? (await waitForListening(child, () => output, deadline));
     const base = `http://127.0.0.1:${listening}`;
-    await waitForReady(base, child, () => output);
+    await waitForReady(base, child, () => output, deadline + 30_000);
     return { child, port: listening, base, output: () => output, stop };
   } catch (err) {
     await stop(1000);
@@ -51,8 +53,8 @@ export async function startServiceProcess(main: string, env: Record<string, stri
   }
 }
 
-async function waitForListening(child: ChildProcess, output: () => string): Promise<number> {
-  for (let attempt = 0; attempt < 600; attempt++) {
+async function waitForListening(child: ChildProcess, output: () => string, deadline: number): Promise<number> {
+  while (performance.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the service exited early with ${child.exitCode}:\n${output()}`);
     const port = /"port":(\d+),"msg":"Listening"/.exec(output())?.[1];
     if (port) return Number(port);
@@ -62,15 +64,15 @@ async function waitForListening(child: ChildProcess, output: () => string): Prom
 }
 
 /**
- * How long a child service or server may take to become ready. Generous on purpose: on a loaded
- * 2-core machine a Node service with Chromium can take far longer to start than on a quiet one, and
- * a readiness wait is not a speed test (make bench measures start-up time).
+ * How long a child service or server may take to become ready, for waits that have no deadline of
+ * their own. Generous on purpose: on a loaded 2-core machine a Node service with Chromium can take
+ * far longer to start than on a quiet one, and a readiness wait is not a speed test (make bench
+ * measures start-up time).
  */
 export const READY_TIMEOUT_MS = 90_000;
 
-async function waitForReady(base: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
+async function waitForReady(base: string, child: ChildProcess, output: () => string, deadline: number): Promise<void> {
+  while (performance.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the service exited early with ${child.exitCode}:\n${output()}`);
     if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) return;
     await new Promise((resolve) => setTimeout(resolve, 100));

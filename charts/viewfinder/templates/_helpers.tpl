@@ -169,6 +169,12 @@ Call with (dict "root" $ "secret" name "key" key "length" n).
 {{- if and .Values.mongodb.enabled .Values.mongodb.external.existingSecret -}}
 {{- fail "set either mongodb.enabled=true (the chart runs MongoDB) or mongodb.external.existingSecret, not both" -}}
 {{- end -}}
+{{- if lt (int .Values.shutdownTimeoutSeconds) (int .Values.renderer.captureTimeoutSeconds) -}}
+{{- fail "shutdownTimeoutSeconds must be at least renderer.captureTimeoutSeconds: a draining renderer must be able to finish the captures it holds" -}}
+{{- end -}}
+{{- if and .Values.renderer.autoscaling.enabled (eq .Values.renderer.autoscaling.signal "busySlots") (not .Values.renderer.autoscaling.prometheusServerAddress) -}}
+{{- fail "renderer.autoscaling.signal=busySlots needs renderer.autoscaling.prometheusServerAddress: the Prometheus that scrapes the renderers" -}}
+{{- end -}}
 {{- end -}}
 
 {{- /*

@@ -3,7 +3,8 @@ import { isHttpError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import type { Store } from '../../../lib/store/store.ts';
 import { REASONS, readyCondition, withReady, type Reason, type ReadyState } from '../conditions.ts';
-import { describeKubeError, httpStatusOf, isConflict, type KubeClient } from '../k8s/client.ts';
+import { describeKubeError, httpStatusOf, isConflict } from '../../../lib/k8s/api-errors.ts';
+import type { KubeClient } from '../k8s/client.ts';
 import type { EventRecorder } from '../k8s/events.ts';
 import { FINALIZER, type Resource } from '../resources.ts';
 

@@ -8,6 +8,7 @@ import {
   type V1Lease,
   type V1Secret,
 } from '@kubernetes/client-node';
+import { httpStatusOf, orNull, type ListResult } from '../../../lib/k8s/api-errors.ts';
 import { GROUP, PLURALS, VERSION, type Kind, type Resource } from '../resources.ts';
 
 /**
@@ -15,11 +16,6 @@ import { GROUP, PLURALS, VERSION, type Kind, type Resource } from '../resources.
  * promise-based, parameters as one object). Everything else receives this, so the controllers
  * never see the generated API classes.
  */
-export interface ListResult<T> {
-  items: T[];
-  resourceVersion: string;
-}
-
 export class KubeClient {
   readonly config: KubeConfig;
   private readonly custom: CustomObjectsApi;
@@ -109,42 +105,3 @@ export class KubeClient {
   }
 }
 
-/** The HTTP status of a failed client-node call (ApiException.code, or Watch's statusCode). */
-export function httpStatusOf(err: unknown): number | undefined {
-  if (typeof err !== 'object' || err === null) return undefined;
-  const { code, statusCode } = err as { code?: unknown; statusCode?: unknown };
-  if (typeof code === 'number') return code;
-  if (typeof statusCode === 'number') return statusCode;
-  return undefined;
-}
-
-export function isConflict(err: unknown): boolean {
-  return httpStatusOf(err) === 409;
-}
-
-async function orNull<T>(call: () => Promise<T>): Promise<T | null> {
-  try {
-    return await call();
-  } catch (err) {
-    if (httpStatusOf(err) === 404) return null;
-    throw err;
-  }
-}
-
-/** A short, secret-free description of a Kubernetes API failure, for conditions and logs. */
-export function describeKubeError(err: unknown): string {
-  const status = httpStatusOf(err);
-  const body = (err as { body?: unknown }).body;
-  let message: string | undefined;
-  if (typeof body === 'string') {
-    try {
-      message = (JSON.parse(body) as { message?: string }).message;
-    } catch {
-      message = undefined;
-    }
-  } else if (typeof body === 'object' && body !== null) {
-    message = (body as { message?: string }).message;
-  }
-  const text = message ?? (err instanceof Error ? err.message : String(err));
-  return status === undefined ? text : `HTTP ${status}: ${text}`;
-}

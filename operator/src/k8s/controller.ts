@@ -2,7 +2,7 @@ import type { Logger } from '../../../lib/logger.ts';
 import type { ReconcileResult } from '../controllers/common.ts';
 import type { OperatorMetrics } from '../metrics.ts';
 import { splitKey, type Kind } from '../resources.ts';
-import { describeKubeError, isConflict } from './client.ts';
+import { describeKubeError, isConflict } from '../../../lib/k8s/api-errors.ts';
 import { WorkQueue, type WorkQueueOptions } from './work-queue.ts';
 
 /**

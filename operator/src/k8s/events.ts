@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../../lib/logger.ts';
 import { OPERATOR_NAME, type Resource } from '../resources.ts';
-import { describeKubeError, type KubeClient } from './client.ts';
+import { describeKubeError } from '../../../lib/k8s/api-errors.ts';
+import type { KubeClient } from './client.ts';
 
 /**
  * core/v1 Events on the resources, as `kubectl describe` shows them. Best effort: a failed Event is

@@ -1,6 +1,7 @@
 import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
 import type { Logger } from '../../../lib/logger.ts';
-import { describeKubeError, isConflict, type KubeClient } from './client.ts';
+import { describeKubeError, isConflict } from '../../../lib/k8s/api-errors.ts';
+import type { KubeClient } from './client.ts';
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, as client-go does it: every retryPeriod the

@@ -31,7 +31,7 @@ export interface AppDeps {
   logger: Logger;
   /** MODE=hosted: accounts, sites and keys. */
   store?: Store;
-  /** MODE=hosted: defaults to an in-memory limiter at config.rateLimitPerMinute. */
+  /** MODE=hosted: defaults to counters in the store (shared by replicas) at config.rateLimitPerMinute. */
   limiter?: RateLimiter;
   /** True once SIGTERM arrived: /readyz turns 503 so that load balancers stop sending traffic. */
   isShuttingDown?: () => boolean;
@@ -60,16 +60,12 @@ export function createApp(deps: AppDeps): Koa {
     });
   }
   if (config.mode === 'hosted') {
-    if (!deps.store) throw new Error('MODE=hosted needs a store');
-    const hosted: HostedDeps = {
-      store: deps.store,
-      renderer,
-      logger,
-      limiter: deps.limiter ?? createRateLimiter(config.rateLimitPerMinute),
-      resultCache: deps.resultCache,
-    };
+    const { store } = deps;
+    if (!store) throw new Error('MODE=hosted needs a store');
+    const limiter = deps.limiter ?? createRateLimiter(config.rateLimitPerMinute, (key, limit, windowSeconds) => store.consumeRateLimit(key, limit, windowSeconds));
+    const hosted: HostedDeps = { store, renderer, logger, limiter, resultCache: deps.resultCache };
     routes.push(...mountHostedRoutes(hosted, config));
-    const sessions = sessionManager(deps.store, config.dashboard, deps.clock ?? (() => new Date()));
+    const sessions = sessionManager(store, config.dashboard, deps.clock ?? (() => new Date()));
     routes.push(...dashboardRoutes({ ...hosted, config: config.dashboard, sessions, bodyLimitBytes: config.bodyLimitBytes }));
   }
 

@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, readEnum, readInt, readList, readOptionalString, type Env } from '../../../lib/env.ts';
+import { ConfigError, readEnum, readInt, readList, readOptionalString, readString, type Env } from '../../../lib/env.ts';
 import { loadHttpServiceConfig, type HttpServiceConfig } from '../../../lib/service-process.ts';
 import { loadStoreConfig, type StoreConfig } from '../../../lib/store/open.ts';
 import { loadRendererConfig, type RendererConfig } from '../../renderer/src/config.ts';
@@ -17,7 +18,7 @@ export interface ApiConfig extends HttpServiceConfig {
   store: StoreConfig;
   /** Hosted only: captures per minute per key, unless the account sets its own limit. */
   rateLimitPerMinute: number;
-  /** Set when RENDERER_URL is: captures go to renderer services over HTTP instead of an in-process pool. */
+  /** Set when RENDERER_URL or RENDERER_SERVICE is: captures go to renderer services over HTTP instead of an in-process pool. */
   remoteRenderer: RemoteRendererConfig | undefined;
   /** Hosted only: sessions, sign-in limits, single sign-on and TRUST_PROXY (dashboard/config.ts). */
   dashboard: DashboardConfig;
@@ -34,8 +35,10 @@ function loadResultCacheConfig(env: Env, store: StoreConfig): ResultCacheConfig 
 }
 
 export interface RemoteRendererConfig {
-  /** Base URLs of the renderer services (RENDERER_URL, comma-separated). */
+  /** Base URLs of the renderer services (RENDERER_URL, comma-separated); empty with discovery. */
   urls: URL[];
+  /** Set when RENDERER_SERVICE is: the renderers are the ready endpoints of that Service's EndpointSlices. */
+  discovery: RendererDiscoveryConfig | undefined;
   /** RENDERER_TOKEN, sent as `Authorization: Bearer` when set. */
   token: string | undefined;
   /** Deadline for one capture, both attempts included; past it the client gets 408. */
@@ -45,6 +48,18 @@ export interface RemoteRendererConfig {
   /** How often each renderer's /readyz is probed. */
   probeIntervalMs: number;
 }
+
+export interface RendererDiscoveryConfig {
+  /** RENDERER_SERVICE: the renderer Service's name. */
+  service: string;
+  /** The API's own namespace (POD_NAMESPACE, else the pod's service account namespace file). */
+  namespace: string;
+  /** RENDERER_SERVICE_PORT_NAME: the Service port whose endpoints take captures. */
+  portName: string;
+}
+
+/** Where Kubernetes mounts the pod's namespace next to its service account token. */
+export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 export function loadApiConfig(env: Env): ApiConfig {
   const renderer = loadRendererConfig(env);
@@ -64,15 +79,34 @@ export function loadApiConfig(env: Env): ApiConfig {
 
 function loadRemoteRendererConfig(env: Env, rendererCaptureTimeoutMs: number): RemoteRendererConfig | undefined {
   const urls = readList(env, 'RENDERER_URL').map(parseRendererUrl);
-  if (urls.length === 0) return undefined;
+  const discovery = loadDiscoveryConfig(env);
+  if (urls.length === 0 && !discovery) return undefined;
+  if (urls.length > 0 && discovery) throw new ConfigError('Set either RENDERER_URL (a fixed list) or RENDERER_SERVICE (EndpointSlice discovery), not both');
   return {
     urls,
+    discovery,
     token: readOptionalString(env, 'RENDERER_TOKEN'),
     // The renderer's own backstop answers a typed 408 first; this catches a renderer that hangs.
     timeoutMs: readInt(env, 'RENDERER_TIMEOUT_MS', rendererCaptureTimeoutMs + 5000, { min: 1000 }),
     connectTimeoutMs: readInt(env, 'RENDERER_CONNECT_TIMEOUT_MS', 2000, { min: 100, max: 60_000 }),
     probeIntervalMs: readInt(env, 'RENDERER_PROBE_INTERVAL_MS', 2000, { min: 100, max: 60_000 }),
   };
+}
+
+function loadDiscoveryConfig(env: Env): RendererDiscoveryConfig | undefined {
+  const service = readOptionalString(env, 'RENDERER_SERVICE');
+  if (service === undefined) return undefined;
+  const namespace = readOptionalString(env, 'POD_NAMESPACE') ?? readNamespaceFile();
+  if (namespace === undefined) throw new ConfigError('RENDERER_SERVICE needs the API\'s namespace: set POD_NAMESPACE, or run in a pod with a service account');
+  return { service, namespace, portName: readString(env, 'RENDERER_SERVICE_PORT_NAME', 'http') };
+}
+
+function readNamespaceFile(): string | undefined {
+  try {
+    return readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function parseRendererUrl(value: string): URL {

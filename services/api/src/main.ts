@@ -1,8 +1,9 @@
 /**
- * The API service: loadConfig → renderer (remote when RENDERER_URL is set, else an in-process
+ * The API service: loadConfig → renderer (remote when RENDERER_URL or RENDERER_SERVICE is set, else an in-process
  * Chromium pool) → createApp → listen; on SIGTERM it drains.
  */
 import type { Registry } from 'prom-client';
+import { loadKubeConfig } from '../../../lib/k8s/kube-config.ts';
 import { createLogger, type Logger } from '../../../lib/logger.ts';
 import { createRegistry } from '../../../lib/metrics.ts';
 import { loadConfigOrExit, runService } from '../../../lib/service-process.ts';
@@ -12,15 +13,23 @@ import { createChromiumRenderer } from '../../renderer/src/pool.ts';
 import type { Renderer } from '../../renderer/src/renderer.ts';
 import { createApp } from './app.ts';
 import { loadApiConfig, type ApiConfig } from './config.ts';
+import { watchRendererEndpointSlices } from './endpoint-slices.ts';
 import { instrumentStore } from './metrics.ts';
 import { createRemoteRenderer } from './remote-renderer.ts';
 import { reportCacheSize } from './result-cache/metrics.ts';
 import { describeResultCache, lazyResultCache } from './result-cache/open.ts';
 
 async function createRenderer(config: ApiConfig, logger: Logger): Promise<{ renderer: Renderer; rendererRegistry?: Registry }> {
-  if (config.remoteRenderer) {
-    logger.info({ renderers: config.remoteRenderer.urls.map((url) => url.origin), auth: config.remoteRenderer.token ? 'token' : 'none' }, 'Dispatching captures to renderer services');
-    return { renderer: await createRemoteRenderer(config.remoteRenderer, logger) };
+  const remote = config.remoteRenderer;
+  if (remote?.discovery) {
+    const { service, namespace, portName } = remote.discovery;
+    logger.info({ service, namespace, discovery: 'endpointslices', auth: remote.token ? 'token' : 'none' }, 'Dispatching captures to renderer services');
+    const endpoints = await watchRendererEndpointSlices({ kubeConfig: loadKubeConfig(), namespace, service, portName, logger });
+    return { renderer: await createRemoteRenderer(remote, logger, endpoints) };
+  }
+  if (remote) {
+    logger.info({ renderers: remote.urls.map((url) => url.origin), auth: remote.token ? 'token' : 'none' }, 'Dispatching captures to renderer services');
+    return { renderer: await createRemoteRenderer(remote, logger) };
   }
   // The process metrics are the API registry's; this one holds only the pool's capture metrics.
   const rendererRegistry = createRegistry({ processMetrics: false });

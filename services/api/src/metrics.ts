@@ -73,13 +73,13 @@ export function instrumentStore<T extends object>(store: T, backend: StoreBacken
 
 const renderersConfigured = new Gauge({
   name: 'viewfinder_renderers_configured',
-  help: 'Renderer services listed in RENDERER_URL (0 when the renderer runs in-process).',
+  help: 'Renderer services listed in RENDERER_URL or found through EndpointSlices (0 when the renderer runs in-process).',
   registers: [apiRegistry],
 });
 
 const renderersReady = new Gauge({
   name: 'viewfinder_renderers_ready',
-  help: 'Renderer services whose /readyz answered 200 at the last probe.',
+  help: 'Renderer services whose /v1/status said ready at the last probe.',
   registers: [apiRegistry],
 });
 
@@ -90,7 +90,7 @@ export function recordRendererReadiness(ready: number, configured: number): void
 
 const rendererRetries = new Counter({
   name: 'viewfinder_renderer_retries_total',
-  help: 'Captures sent again to another renderer after a connection-level failure.',
+  help: 'Captures sent again to another renderer after a refusal (draining, full) or a connection-level failure.',
   registers: [apiRegistry],
 });
 

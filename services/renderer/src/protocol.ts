@@ -9,6 +9,12 @@
  *                       image bytes; metadata in headers:
  *                       X-Image-Width, X-Image-Height, X-Image-Truncated (true|false), X-Wait-Ms
  *   4xx/5xx             the typed error of lib/errors.ts as JSON: {success:false,error} (401: {error})
+ *   every answer        the renderer's load after this capture: X-Renderer-Capacity, X-Renderer-Free-Slots,
+ *                       X-Renderer-Queued (what the API balances on, see RendererLoad)
+ *   503                 with X-Renderer-Draining: true when it is shutting down: it did no work, retry elsewhere
+ *
+ *   GET /v1/status      200 {ready, draining, capacity, freeSlots, inFlight, queued}: cheap, no token, for the
+ *                       API's balancer between captures
  *
  * PNG bytes travel raw rather than base64 in JSON: a third smaller, and nothing to decode.
  */
@@ -25,9 +31,50 @@ import {
 } from '../../../lib/errors.ts';
 import { formatOfMimeType, IMAGE_FORMATS } from './capture/image-formats.ts';
 import { PROFILE_NAMES } from './capture/profiles.ts';
-import type { CaptureRequest, CaptureResult } from './renderer.ts';
+import type { CaptureRequest, CaptureResult, RendererStats } from './renderer.ts';
 
 export const CAPTURE_PATH = '/v1/captures';
+export const STATUS_PATH = '/v1/status';
+
+/** How busy a renderer is: what it reports on every capture answer and at STATUS_PATH. */
+export interface RendererLoad {
+  /** Captures it runs at once (RENDER_CONCURRENCY). */
+  capacity: number;
+  /** Captures running now. */
+  inFlight: number;
+  /** Captures admitted and waiting for a slot. */
+  queued: number;
+}
+
+export interface RendererStatus extends RendererLoad {
+  ready: boolean;
+  draining: boolean;
+  freeSlots: number;
+}
+
+const LOAD_HEADER = { capacity: 'x-renderer-capacity', freeSlots: 'x-renderer-free-slots', queued: 'x-renderer-queued' } as const;
+export const DRAINING_HEADER = 'x-renderer-draining';
+
+export function loadOf(stats: RendererStats): RendererLoad {
+  return { capacity: stats.capacity, inFlight: stats.inFlight, queued: stats.queued };
+}
+
+export function loadHeaders(load: RendererLoad): Record<string, string> {
+  return {
+    [LOAD_HEADER.capacity]: String(load.capacity),
+    [LOAD_HEADER.freeSlots]: String(Math.max(0, load.capacity - load.inFlight)),
+    [LOAD_HEADER.queued]: String(load.queued),
+  };
+}
+
+/** The load an answer reports; undefined when it carries none (an older renderer, a proxy's error). */
+export function loadFromHeaders(headers: IncomingHttpHeaders): RendererLoad | undefined {
+  const capacity = Number(headers[LOAD_HEADER.capacity]);
+  const freeSlots = Number(headers[LOAD_HEADER.freeSlots]);
+  const queued = Number(headers[LOAD_HEADER.queued]);
+  if (![capacity, freeSlots, queued].every((n) => Number.isSafeInteger(n) && n >= 0) || capacity < 1) return undefined;
+  return { capacity, inFlight: Math.max(0, capacity - freeSlots), queued };
+}
 
 /** Bounds on the selector options, shared with the API's schema. */
 export const MAX_SELECTOR_LENGTH = 1024;

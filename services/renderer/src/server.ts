@@ -15,7 +15,7 @@ import { routerFor } from '../../../lib/http/routes.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import { createHttpRequestDuration, httpMetrics, metricsEndpoint } from '../../../lib/metrics.ts';
 import { MIME_TYPES } from './capture/image-formats.ts';
-import { CAPTURE_PATH, parseCaptureRequest, resultHeaders } from './protocol.ts';
+import { CAPTURE_PATH, DRAINING_HEADER, loadHeaders, loadOf, parseCaptureRequest, resultHeaders, STATUS_PATH, type RendererStatus } from './protocol.ts';
 import type { Renderer } from './renderer.ts';
 
 export interface RendererServerDeps {
@@ -39,10 +39,11 @@ export function createRendererServer(deps: RendererServerDeps): Koa {
     { method: 'GET', path: '/healthz', handlers: [(ctx) => void (ctx.body = { status: 'ok' })] },
     { method: 'GET', path: '/readyz', handlers: [readyz(renderer, isReady)] },
     { method: 'GET', path: '/metrics', handlers: [metricsEndpoint(registry)] },
+    { method: 'GET', path: STATUS_PATH, handlers: [status(renderer, isReady, isShuttingDown)] },
     {
       method: 'POST',
       path: CAPTURE_PATH,
-      handlers: [requireToken(deps.token), ...jsonBody(deps.bodyLimitBytes), captureHandler(renderer, isShuttingDown)],
+      handlers: [reportLoad(renderer), requireToken(deps.token), ...jsonBody(deps.bodyLimitBytes), captureHandler(renderer, isShuttingDown)],
     },
   ]);
 
@@ -65,6 +66,29 @@ function readyz(renderer: Renderer, isReady: () => boolean): Middleware {
   };
 }
 
+/** The load, cheap enough to ask for every second: the API's balancer reads it between captures. */
+function status(renderer: Renderer, isReady: () => boolean, isShuttingDown: () => boolean): Middleware {
+  return (ctx) => {
+    const load = loadOf(renderer.stats());
+    const body: RendererStatus = { ready: isReady(), draining: isShuttingDown(), freeSlots: Math.max(0, load.capacity - load.inFlight), ...load };
+    ctx.body = body;
+  };
+}
+
+/**
+ * Every capture answer, success or error, says how busy the renderer is once this capture is done,
+ * so that the API balances on fresh figures without asking.
+ */
+function reportLoad(renderer: Renderer): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } finally {
+      ctx.set(loadHeaders(loadOf(renderer.stats())));
+    }
+  };
+}
+
 function requireToken(token: string | undefined): Middleware {
   if (token === undefined) return (_ctx, next) => next();
   return async (ctx, next) => {
@@ -79,7 +103,10 @@ function requireToken(token: string | undefined): Middleware {
 function captureHandler(renderer: Renderer, isShuttingDown: () => boolean): Middleware {
   return async (ctx) => {
     // A request that arrives on a kept-alive connection after SIGTERM: the API retries it elsewhere.
-    if (isShuttingDown()) throw new ServiceUnavailable('Renderer is shutting down', 1);
+    if (isShuttingDown()) {
+      ctx.set(DRAINING_HEADER, 'true');
+      throw new ServiceUnavailable('Renderer is shutting down', 1);
+    }
     const request = parseCaptureRequest(ctx.request.body);
     const clientGone = abortWhenClientGoes(ctx);
     try {

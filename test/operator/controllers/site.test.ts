@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { reconcileSite } from '../../../operator/src/controllers/site.ts';
-import { httpStatusOf } from '../../../operator/src/k8s/client.ts';
+import { httpStatusOf } from '../../../lib/k8s/api-errors.ts';
 import type { SiteResource } from '../../../operator/src/resources.ts';
 import { ready } from '../support.ts';
 import { startReconcileBench, type ReconcileBench } from './support.ts';

@@ -1,6 +1,6 @@
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
-import type { Logger } from '../../../lib/logger.ts';
-import { httpStatusOf, type ListResult } from './client.ts';
+import type { Logger } from '../logger.ts';
+import { httpStatusOf, type ListResult } from './api-errors.ts';
 
 /**
  * An informer: lists, then watches from the listed resourceVersion, keeping a cache by
