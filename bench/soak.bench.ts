@@ -91,7 +91,7 @@ function report(label: string, captures = done): void {
   const tmp = treeOf(os.tmpdir());
   samples.push({ label, captures, serviceRss, chromiumPss });
   console.log(
-    `${label.padEnd(22)} ${String(captures).padStart(5)} | service RSS ${fmt(serviceRss / MIB).padStart(6)} MiB, heap ${fmt(heap.heapUsed / MIB).padStart(5)} MiB, external ${fmt(heap.external / MIB).padStart(5)} MiB | ` +
+    `${label.padEnd(22)} ${String(captures).padStart(5)} | service RSS ${fmt(serviceRss / MIB).padStart(6)} MiB, heap ${fmt(heap.heapUsed / MIB).padStart(5)} of ${fmt(heap.heapTotal / MIB).padStart(5)} MiB, external ${fmt(heap.external / MIB).padStart(5)} MiB | ` +
       `Chromium ${String(chromium.length).padStart(2)} procs, RSS ${fmt(chromiumRss / MIB).padStart(6)} MiB, PSS ${fmt(chromiumPss / MIB).padStart(6)} MiB | ` +
       `renderer temp ${String(renderer.files).padStart(4)} files ${fmt(renderer.bytes / MIB).padStart(5)} MiB | ` +
       `TMPDIR ${String(tmp.files).padStart(5)} files ${fmt(tmp.bytes / MIB).padStart(6)} MiB, ${looseChromiumEntries()} loose Chromium entries`,
