@@ -101,7 +101,8 @@ function report(label: string, captures = done): void {
 const fixtures = await startFixtureServer();
 const logger = createLogger({ level: config.logLevel });
 const renderer = await createChromiumRenderer(config.renderer, logger);
-const server = http.createServer(createApp({ config, renderer, logger }).callback());
+// Keep-alive outlasts a heap snapshot's pause, which would otherwise close sockets the client is about to reuse.
+const server = http.createServer({ keepAliveTimeout: 65_000 }, createApp({ config, renderer, logger }).callback());
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/screenshot`;
 
