@@ -56,7 +56,12 @@ const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/scr
 
 async function capture(body: Record<string, unknown>): Promise<{ ms: number; waitMs: number; png: PNG }> {
   const started = performance.now();
-  const response = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = () => fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  // A connection reset (a keep-alive socket the server closed as it was reused) is the transport's, not the capture's: once more.
+  const response = await post().catch((err: unknown) => {
+    if ((err as { cause?: { code?: string } }).cause?.code !== 'ECONNRESET') throw err;
+    return post();
+  });
   const json = (await response.json()) as { image?: string; waitMs?: number; error?: string };
   const ms = performance.now() - started;
   if (!json.image) throw new Error(`capture of ${String(body.url)} answered ${response.status}: ${json.error}`);
