@@ -73,11 +73,11 @@ test: install test-deps ## Type-check, then run the whole mocha suite (real Chro
 	node_modules/.bin/tsc --noEmit -p tsconfig.json
 	node_modules/.bin/mocha
 
-bench: install ## Print latency and throughput against a bare-puppeteer floor, then the corpus table
+bench: install ## Print latency and throughput against the isolated and warm floors, then the corpus table
 	node bench/capture.bench.ts
 	node bench/corpus.bench.ts
 
-bench-soak: install ## 1000 captures (SOAK_CAPTURES), printing service and Chromium RSS and temp files at start and end
+bench-soak: install ## 2000 captures (SOAK_CAPTURES), printing service RSS and heap, Chromium RSS and PSS, and temp files along the way and after each recycle
 	node bench/soak.bench.ts
 
 sync-crds: ## Copy the CRDs (crds/*.yaml) into the Helm chart (charts/viewfinder/crds), which must ship them unchanged
