@@ -201,7 +201,11 @@ const warm = await warmFloor();
 const service = await startService({ quality: 'standard', removeAds: false }, 'in-process', 'service, removeAds:false');
 const serviceDefaults = await startService({}, 'in-process', 'service, default options');
 // The renderer in its own process may be too slow to start on a loaded machine; the floors and the service still get measured.
-const remote = await startService({ quality: 'standard', removeAds: false }, 'remote', 'remote renderer, removeAds:false').catch((err: Error) => {
+// BENCH_REMOTE=0 leaves the remote row out.
+const remote = await (process.env.BENCH_REMOTE === '0'
+  ? Promise.reject(new Error('BENCH_REMOTE=0'))
+  : startService({ quality: 'standard', removeAds: false }, 'remote', 'remote renderer, removeAds:false')
+).catch((err: Error) => {
   console.log(`remote renderer: not measured (${err.message.split('\n')[0]})`);
   return undefined;
 });
@@ -239,7 +243,7 @@ console.log(`  for reference: isolated floor / warm floor at c=1: ${latencyRatio
 if (remote) console.log(`remote/in-process ratios from the rows above: median x${latencyRatio(remote, service)}, throughput at c=4 x${throughputRatio(remote, service, 4)}`);
 // Last, so that a renderer process too slow to start on a loaded machine costs only this line.
 const signed = (ms: number) => `${ms >= 0 ? '+' : ''}${fmt(ms)}`;
-try {
+if (remote) try {
   const overhead = await measureRemoteOverhead({ quality: 'standard', removeAds: false });
   console.log(
     `remote path overhead, paired (API -> renderer over HTTP on loopback, removeAds:false, c=1): median ${signed(overhead.medianDifferenceMs)} ms per capture, p95 ${signed(overhead.p95DifferenceMs)} ms (medians: in-process ${fmt(overhead.localMedianMs)} ms, remote ${fmt(overhead.remoteMedianMs)} ms)`,
