@@ -93,12 +93,12 @@ test: install test-deps ## Type-check, then run the whole mocha suite (real Chro
 	node_modules/.bin/tsc --noEmit -p tsconfig.json
 	node_modules/.bin/mocha $(TEST_FILES)
 
-bench: install ## Print latency and throughput against a bare-puppeteer floor, the corpus table, then cache hit vs miss latency
+bench: install ## Print latency and throughput against the isolated and warm floors, the corpus table, then cache hit vs miss latency
 	node bench/capture.bench.ts
 	node bench/corpus.bench.ts
 	node bench/cache.bench.ts
 
-bench-soak: install ## 1000 captures (SOAK_CAPTURES), printing service and Chromium RSS and temp files at start and end
+bench-soak: install ## 2000 captures (SOAK_CAPTURES), printing service RSS and heap, Chromium RSS and PSS, and temp files along the way and after each recycle
 	node bench/soak.bench.ts
 
 screenshots: install ## Capture the dashboard's pages with Viewfinder itself into docs/images/ (starts the API on a throwaway DATA_DIR)

@@ -27,3 +27,5 @@ export async function runConcurrently(total: number, concurrency: number, task: 
 }
 
 export const fmt = (n: number, digits = 1) => n.toFixed(digits);
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

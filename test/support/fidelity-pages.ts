@@ -141,6 +141,20 @@ export function serveFidelityPage(url: URL, res: http.ServerResponse): boolean {
       );
       return true;
 
+    case '/scroll-reveal':
+      // A block far down the page that a script turns green only once it scrolls into view.
+      html(
+        res,
+        page('<div id="reveal"></div>', {
+          style: 'body{height:4000px;position:relative} #reveal{position:absolute;top:3000px;left:0;width:400px;height:300px;background:#ff0000}',
+          head: `<script>addEventListener('DOMContentLoaded', () => {
+            const target = document.getElementById('reveal');
+            new IntersectionObserver((entries) => { if (entries.some((entry) => entry.isIntersecting)) target.style.background = '#00a000'; }).observe(target);
+          })</script>`,
+        }),
+      );
+      return true;
+
     case '/fade-in':
       html(res, page('<h1 id="h">Fading in</h1>', { style: '#h{margin:60px;font:64px sans-serif;animation:fade .6s ease-in both} @keyframes fade{from{opacity:0}to{opacity:1}}' }));
       return true;

@@ -8,6 +8,14 @@ const PAGE_SIZE = 4096;
  * Undefined where /proc is not available.
  */
 export function processTreeRss(rootPid: number): number | undefined {
+  const pids = processTree(rootPid);
+  return pids && pids.reduce((total, pid) => total + rssOf(pid), 0);
+}
+
+/**
+ * A process and all its descendants, root first; undefined where /proc is not available.
+ */
+export function processTree(rootPid: number): number[] | undefined {
   let entries: string[];
   try {
     entries = fs.readdirSync('/proc');
@@ -25,14 +33,24 @@ export function processTreeRss(rootPid: number): number | undefined {
     siblings.push(Number(entry));
     children.set(ppid, siblings);
   }
-  let total = 0;
+  const tree: number[] = [];
   const pending = [rootPid];
   while (pending.length > 0) {
     const pid = pending.pop() as number;
-    total += rssOf(pid);
+    tree.push(pid);
     pending.push(...(children.get(pid) ?? []));
   }
-  return total;
+  return tree;
+}
+
+/**
+ * Proportional set size of one process in bytes (0 when it is gone): its private memory plus its
+ * share of what it maps together with others. Chromium's processes share much of their memory,
+ * so PSS, unlike RSS, adds up across them without counting shared pages more than once.
+ */
+export function pssOf(pid: number): number {
+  const kib = /^Pss:\s+(\d+) kB/m.exec(readProc(`/proc/${pid}/smaps_rollup`) ?? '')?.[1];
+  return kib === undefined ? 0 : Number(kib) * 1024;
 }
 
 /** Resident memory of one process, in bytes (0 when it is gone). */

@@ -28,6 +28,11 @@ describe('full-page captures with lazy content (real Chromium)', () => {
     }
   });
 
+  it('scrolls through a page whose script reveals content only when it scrolls into view', async () => {
+    const { image } = await fullPage('/scroll-reveal');
+    expect(image.rgb(200, 3150)).to.deep.equal([0, 160, 0]);
+  });
+
   it('shows a fixed header once, at the top, and keeps a 100vh hero at the viewport height', async () => {
     const { image } = await fullPage('/sticky-hero');
     expect(image.png.height).to.equal(720 + 2000);

@@ -13,6 +13,11 @@ export function documentHeight(page: Page): Promise<number> {
  * Scrolls through the page one viewport at a time, down to the height cap, so that lazy images and
  * infinite-scroll sentinels fire, waiting briefly at each step for what they load; then returns to
  * the top. Bounded by `deadline` (performance.now() clock).
+ *
+ * Scrolling costs a smart wait per viewport, so it happens only where it can change something: a
+ * page none of whose scripts watch scrolling (readiness-probe.ts counts them) gets its native lazy
+ * images and iframes loaded at once instead, which is the same picture, and the smart wait that
+ * follows waits for them.
  */
 export async function revealLazyContent(
   page: Page,
@@ -21,6 +26,7 @@ export async function revealLazyContent(
   deadline: number,
   maxCssHeight: number,
 ): Promise<void> {
+  if (!(await loadLazyContentUnlessScrollMatters(page))) return;
   const stepSettings = { ...settings, churnToleranceMs: Math.min(settings.churnToleranceMs, 300) };
   const viewportHeight = page.viewport()?.height ?? 720;
   let top = 0;
@@ -34,4 +40,23 @@ export async function revealLazyContent(
   if (top > 0) {
     await page.evaluate(() => window.scrollTo({ top: 0, left: 0, behavior: 'instant' }));
   }
+}
+
+/** True when some script reacts to scrolling; otherwise makes native lazy images and iframes eager. */
+function loadLazyContentUnlessScrollMatters(page: Page): Promise<boolean> {
+  return page.evaluate(() => {
+    const probe = (window as unknown as Record<string, { scrollReactions(): number } | undefined>)['__viewfinderReadiness'];
+    const framesReact = Array.from(document.querySelectorAll('iframe')).some((iframe) => {
+      try {
+        // A cross-origin frame cannot be read, so it might react.
+        const inner = (iframe.contentWindow as unknown as Record<string, { scrollReactions(): number } | undefined> | null)?.['__viewfinderReadiness'];
+        return !inner || inner.scrollReactions() > 0;
+      } catch {
+        return true;
+      }
+    });
+    if (!probe || probe.scrollReactions() > 0 || framesReact) return true;
+    for (const element of Array.from(document.querySelectorAll<HTMLImageElement | HTMLIFrameElement>('img[loading="lazy"], iframe[loading="lazy"]'))) element.loading = 'eager';
+    return false;
+  });
 }

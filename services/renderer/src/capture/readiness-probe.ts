@@ -9,6 +9,9 @@
  * - no short timer (<= `timerHorizonMs`, not part of an endless chain) is pending;
  * - nothing changed for `calmFrames` consecutive animation frames.
  * Network quiet is checked from outside the page (network-monitor.ts).
+ * The probe also counts what reacts to scrolling (IntersectionObserver targets, scroll and wheel
+ * listeners), so that a full-page capture scrolls through only the pages where scrolling can
+ * change something (full-page.ts).
  */
 
 export interface ProbeOptions {
@@ -80,6 +83,19 @@ export function installReadinessProbe(options: ProbeOptions): void {
   window.setTimeout = trackedSetTimeout as typeof window.setTimeout;
   window.clearTimeout = trackedClearTimeout as typeof window.clearTimeout;
 
+  // Whatever scrolling could set off: intersection observers and scroll listeners.
+  let scrollReactions = 0;
+  const countScrollReactions = <T extends (...args: never[]) => unknown>(native: T, name: string, counts: (...args: Parameters<T>) => boolean): T => {
+    const wrapped = function (this: unknown, ...args: Parameters<T>) {
+      if (counts(...args)) scrollReactions += 1;
+      return native.apply(this, args);
+    };
+    Object.defineProperty(wrapped, 'toString', { value: () => `function ${name}() { [native code] }` });
+    return wrapped as unknown as T;
+  };
+  IntersectionObserver.prototype.observe = countScrollReactions(IntersectionObserver.prototype.observe, 'observe', () => true);
+  EventTarget.prototype.addEventListener = countScrollReactions(EventTarget.prototype.addEventListener, 'addEventListener', (type) => type === 'scroll' || type === 'wheel');
+
   const touch = () => {
     lastChange = performance.now();
   };
@@ -95,6 +111,7 @@ export function installReadinessProbe(options: ProbeOptions): void {
     value: {
       pendingTimers: () => pending.size,
       msSinceChange: () => performance.now() - lastChange,
+      scrollReactions: () => scrollReactions + (window.onscroll || document.onscroll || window.onwheel ? 1 : 0),
       // For Viewfinder's own in-page scripts (the consent handler): their timers are not the page's work.
       nativeTimers: { setTimeout: nativeSetTimeout, clearTimeout: nativeClearTimeout },
     },
