@@ -1,6 +1,6 @@
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { PNG } from 'pngjs';
-import type { DecodedImage } from './harness.ts';
+import { decodedImage, type DecodedImage } from './harness.ts';
 
 /**
  * Decodes a JPEG or WebP the way a browser shows it: Chromium draws it on a canvas and hands the
@@ -31,15 +31,7 @@ export async function decodeImage(bytes: Buffer, mimeType: string): Promise<Deco
       canvas.getContext('2d')?.drawImage(image, 0, 0);
       return canvas.toDataURL('image/png').split(',')[1] ?? '';
     }, `data:${mimeType};base64,${bytes.toString('base64')}`);
-    const png = PNG.sync.read(Buffer.from(pngBase64, 'base64'));
-    return {
-      png,
-      bytes,
-      rgb(x, y) {
-        const offset = (png.width * y + x) * 4;
-        return [png.data[offset] as number, png.data[offset + 1] as number, png.data[offset + 2] as number];
-      },
-    };
+    return decodedImage(PNG.sync.read(Buffer.from(pngBase64, 'base64')), bytes);
   } finally {
     await page.close();
   }

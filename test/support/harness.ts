@@ -58,7 +58,11 @@ export function decodeDataUri(image: unknown): DecodedImage {
   const match = /^data:image\/png;base64,([A-Za-z0-9+/]+={0,2})$/.exec(image);
   if (!match) throw new Error(`image is not a PNG data URI: ${image.slice(0, 40)}...`);
   const bytes = Buffer.from(match[1] as string, 'base64');
-  const png = PNG.sync.read(bytes);
+  return decodedImage(PNG.sync.read(bytes), bytes);
+}
+
+/** A decoded image with its pixels readable by coordinate; `bytes` are the image as it was encoded. */
+export function decodedImage(png: PNG, bytes: Buffer): DecodedImage {
   return {
     png,
     bytes,
