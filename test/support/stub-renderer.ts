@@ -44,7 +44,7 @@ export function createStubRenderer(options: StubRendererOptions): StubRenderer {
       }
       completed += 1;
       // waitMs carries the whole time spent here, queue included, so that a caller can subtract it.
-      return { png: ONE_PIXEL, format: 'png', width: 1, height: 1, fileSize: ONE_PIXEL.byteLength, truncated: false, waitMs: Math.round(performance.now() - started) };
+      return { image: ONE_PIXEL, format: 'png', width: 1, height: 1, fileSize: ONE_PIXEL.byteLength, truncated: false, waitMs: Math.round(performance.now() - started) };
     },
     isReady: () => true,
     stats: () => ({ capacity: options.capacity, inFlight: admission.running(), queued: admission.queued(), browserRestarts: 0, browserCrashes: 0 }),

@@ -92,7 +92,7 @@ export function resultHeaders(result: CaptureResult): Record<string, string> {
 }
 
 /** Rebuilds the CaptureResult from a 200's body and headers; a malformed answer is a failed capture. */
-export function resultFromResponse(png: Buffer, headers: IncomingHttpHeaders): CaptureResult {
+export function resultFromResponse(image: Buffer, headers: IncomingHttpHeaders): CaptureResult {
   const malformed = () => new CaptureFailed('Screenshot generation failed: the renderer sent a malformed answer');
   const format = formatOfMimeType(headers['content-type']);
   if (format === undefined) throw malformed();
@@ -102,11 +102,11 @@ export function resultFromResponse(png: Buffer, headers: IncomingHttpHeaders): C
     return value;
   };
   return {
-    png,
+    image,
     format,
     width: integer(HEADER.width),
     height: integer(HEADER.height),
-    fileSize: png.byteLength,
+    fileSize: image.byteLength,
     truncated: headers[HEADER.truncated] === 'true',
     waitMs: integer(HEADER.waitMs),
   };

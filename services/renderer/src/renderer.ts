@@ -37,8 +37,8 @@ export interface CaptureRequest {
 }
 
 export interface CaptureResult {
-  /** The encoded image: PNG bytes unless `format` says otherwise (the name predates the other formats). */
-  png: Buffer;
+  /** The encoded image, in `format`. */
+  image: Buffer;
   format: ImageFormat;
   /** Read from the encoded image's own header, never copied from the profile. */
   width: number;

@@ -113,7 +113,7 @@ function captureHandler(renderer: Renderer, isShuttingDown: () => boolean): Midd
       const result = await renderer.capture(request, { signal: clientGone.signal, requestId: ctx.state.requestId });
       ctx.set(resultHeaders(result));
       ctx.type = MIME_TYPES[result.format];
-      ctx.body = result.png;
+      ctx.body = result.image;
     } finally {
       clientGone.dispose();
     }

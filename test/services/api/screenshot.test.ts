@@ -54,7 +54,7 @@ describe('POST /screenshot (self-hosted, real Chromium)', () => {
         )}`,
       );
       const result = await renderer.capture({ url: probe, quality: 'mobile', fullPage: false, removeAds: false });
-      const image = decodeDataUri(`data:image/png;base64,${result.png.toString('base64')}`);
+      const image = decodeDataUri(`data:image/png;base64,${result.image.toString('base64')}`);
       expect(image.rgb(100, 100)).to.deep.equal(GREEN);
     });
   });
@@ -136,7 +136,7 @@ describe('POST /screenshot (self-hosted, real Chromium)', () => {
       const url = fixtures.url(`/echo?html=${html}`);
       for (let i = 0; i < 4; i++) {
         const result = await renderer.capture({ url, quality: 'standard', fullPage: false, removeAds: false });
-        const image = decodeDataUri(`data:image/png;base64,${result.png.toString('base64')}`);
+        const image = decodeDataUri(`data:image/png;base64,${result.image.toString('base64')}`);
         expect(image.rgb(100, 100), `capture ${i + 1}`).to.deep.equal(GREEN);
       }
     });

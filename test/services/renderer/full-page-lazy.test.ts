@@ -16,7 +16,7 @@ describe('full-page captures with lazy content (real Chromium)', () => {
 
   const fullPage = async (path: string) => {
     const result = await renderer.capture({ url: fixtures.url(path), quality: 'standard', fullPage: true, removeAds: false });
-    return { result, image: decodeDataUri(`data:image/png;base64,${result.png.toString('base64')}`) };
+    return { result, image: decodeDataUri(`data:image/png;base64,${result.image.toString('base64')}`) };
   };
 
   it('shows every loading="lazy" image down the page loaded', async () => {

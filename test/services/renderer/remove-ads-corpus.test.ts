@@ -38,7 +38,7 @@ describe('removeAds on pages without a consent notice (Python and Node.js docs, 
       const [untouched, cleaned] = await Promise.all(
         [false, true].map(async (removeAds) => {
           const result = await renderer.capture({ url: corpus.url(pagePath), quality: 'standard', fullPage: false, removeAds, wait: 1000 });
-          return PNG.sync.read(result.png);
+          return PNG.sync.read(result.image);
         }),
       );
       expect(pixelSimilarity(untouched!, cleaned!)).to.be.at.least(0.99);

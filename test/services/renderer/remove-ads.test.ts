@@ -37,7 +37,7 @@ interface Pair {
 async function captureBoth(renderer: Renderer, url: string, wait?: number): Promise<Pair> {
   const shoot = async (removeAds: boolean) => {
     const result = await renderer.capture({ url, quality: 'standard', fullPage: false, removeAds, ...(wait ? { wait } : {}) });
-    return decodeDataUri(`data:image/png;base64,${result.png.toString('base64')}`);
+    return decodeDataUri(`data:image/png;base64,${result.image.toString('base64')}`);
   };
   const [untouched, cleaned] = await Promise.all([shoot(false), shoot(true)]);
   return { untouched, cleaned };

@@ -40,7 +40,7 @@ describe('smart wait (real Chromium)', () => {
   for (const [name, path] of cases) {
     it(`captures ${name} complete`, async () => {
       const [smart, truth] = await Promise.all([renderer.capture(request(path)), renderer.capture(request(path, { wait: 4000 }))]);
-      expect(pixelSimilarity(PNG.sync.read(smart.png), PNG.sync.read(truth.png))).to.equal(1);
+      expect(pixelSimilarity(PNG.sync.read(smart.image), PNG.sync.read(truth.image))).to.equal(1);
       expect(smart.waitMs).to.be.a('number').and.satisfy(Number.isInteger);
     });
   }
@@ -51,7 +51,7 @@ describe('smart wait (real Chromium)', () => {
       '<body style="margin:0;height:100vh"><img src="/asset/solid.png?delay=1500&w=10&h=10"><script>addEventListener("load",()=>setTimeout(()=>document.body.style.background="#00ff00",700))</script>',
     )}`;
     const result = await renderer.capture(request(page, { wait: 1000 }));
-    const image = PNG.sync.read(result.png);
+    const image = PNG.sync.read(result.image);
     const offset = (image.width * 360 + 640) * 4;
     expect([image.data[offset], image.data[offset + 1], image.data[offset + 2]]).to.deep.equal([0, 255, 0]);
   });

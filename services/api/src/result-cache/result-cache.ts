@@ -65,11 +65,11 @@ export function cacheKey(request: CaptureRequest, scope: CacheScope): string {
 }
 
 export function entryOf(result: CaptureResult, now: number, ttlSeconds: number): CacheEntry {
-  const { png: image, format, width, height, truncated, waitMs } = result;
+  const { image, format, width, height, truncated, waitMs } = result;
   return { image, format, width, height, truncated, waitMs, createdAt: now, expiresAt: now + ttlSeconds * 1000 };
 }
 
 export function resultOf(entry: CacheEntry): CaptureResult {
   const { image, format, width, height, truncated, waitMs } = entry;
-  return { png: image, format, width, height, fileSize: image.byteLength, truncated, waitMs };
+  return { image, format, width, height, fileSize: image.byteLength, truncated, waitMs };
 }

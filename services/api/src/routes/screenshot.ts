@@ -108,7 +108,7 @@ export async function captureScreenshot(
     const format = formatOf(request);
     const body: ScreenshotResponse = {
       success: true,
-      image: `data:${MIME_TYPES[format]};base64,${result.png.toString('base64')}`,
+      image: `data:${MIME_TYPES[format]};base64,${result.image.toString('base64')}`,
       url: request.url,
       quality: request.quality,
       width: result.width,
@@ -119,7 +119,7 @@ export async function captureScreenshot(
       ...(request.fullPage || request.selector !== undefined ? { truncated: result.truncated } : {}),
       ...(cached !== undefined ? { cached } : {}),
     };
-    return { body, image: result.png, format };
+    return { body, image: result.image, format };
   } finally {
     clientGone.dispose();
   }

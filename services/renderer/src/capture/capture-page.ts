@@ -65,10 +65,10 @@ export async function capturePage(
 
     if (request.removeAds) await cleaner?.beforeScreenshot(page);
     if (request.hideSelectors) await hideElements(page, request.hideSelectors);
-    const { png, truncated } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
+    const { image, truncated } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
     const format = request.format ?? DEFAULT_IMAGE_FORMAT;
-    const { width, height } = readImageSize(png, format);
-    return { png, format, width, height, fileSize: png.byteLength, truncated, waitMs };
+    const { width, height } = readImageSize(image, format);
+    return { image, format, width, height, fileSize: image.byteLength, truncated, waitMs };
   } finally {
     network.stop();
   }
@@ -158,24 +158,24 @@ function encoding(request: CaptureRequest) {
   return { type, optimizeForSpeed: true, ...(type === 'png' ? {} : { quality: request.imageQuality ?? DEFAULT_IMAGE_QUALITY }) } as const;
 }
 
-async function screenshot(page: Page, profile: Profile, request: CaptureRequest, maxImageHeight: number): Promise<{ png: Buffer; truncated: boolean }> {
+async function screenshot(page: Page, profile: Profile, request: CaptureRequest, maxImageHeight: number): Promise<{ image: Buffer; truncated: boolean }> {
   const maxCssHeight = Math.floor(maxImageHeight / profile.viewport.deviceScaleFactor);
   if (request.selector !== undefined) {
     // An element taller than the full-page cap is cut there, as a full page would be.
     const clip = await elementClip(page, request.selector);
     const image = await page.screenshot({ ...encoding(request), captureBeyondViewport: true, clip: { ...clip, height: Math.min(clip.height, maxCssHeight) } });
-    return { png: Buffer.from(image), truncated: clip.height > maxCssHeight };
+    return { image: Buffer.from(image), truncated: clip.height > maxCssHeight };
   }
   if (!request.fullPage) {
-    const png = await page.screenshot(encoding(request));
-    return { png: Buffer.from(png), truncated: false };
+    const bytes = await page.screenshot(encoding(request));
+    return { image: Buffer.from(bytes), truncated: false };
   }
   const pageHeight = await documentHeight(page);
   const height = Math.min(pageHeight, maxCssHeight);
-  const png = await page.screenshot({
+  const bytes = await page.screenshot({
     ...encoding(request),
     captureBeyondViewport: true,
     clip: { x: 0, y: 0, width: profile.viewport.width, height },
   });
-  return { png: Buffer.from(png), truncated: pageHeight > maxCssHeight };
+  return { image: Buffer.from(bytes), truncated: pageHeight > maxCssHeight };
 }

@@ -9,7 +9,7 @@ import { captureLog } from '../../../support/log-capture.ts';
 
 const request: CaptureRequest = { url: 'https://example.com/', quality: 'standard', fullPage: false, removeAds: true };
 /** The capture the cache stores and returns; the renderer is not what these tests are about. */
-const result: CaptureResult = { png: Buffer.from('image bytes'), format: 'png', width: 1, height: 1, fileSize: 11, truncated: false, waitMs: 5 };
+const result: CaptureResult = { image: Buffer.from('image bytes'), format: 'png', width: 1, height: 1, fileSize: 11, truncated: false, waitMs: 5 };
 
 describe('the API\'s result cache: opened on first use, bypassed when it cannot open', () => {
   let root: string;
@@ -31,7 +31,7 @@ describe('the API\'s result cache: opened on first use, bypassed when it cannot 
     expect(existsSync(dir)).to.equal(true);
     const hit = await captureThroughCache(policy, request, render);
     expect(hit.cached).to.equal(true);
-    expect(hit.result.png.equals(result.png)).to.equal(true);
+    expect(hit.result.image.equals(result.image)).to.equal(true);
     expect(renders).to.equal(1);
     await cache.close();
   });
