@@ -5,7 +5,7 @@ import { chromiumLaunchOptions } from '../../../../services/renderer/src/pool.ts
 import { seriousAxeViolations } from '../../../support/axe.ts';
 import { decodeAnyDataUri, near } from '../../../support/decode-image.ts';
 import { page as fixturePage, startFixtureServer, type FixtureServer } from '../../../support/fixture-server.ts';
-import { decodeDataUri, testConfig } from '../../../support/harness.ts';
+import { decodeDataUri, startRenderer, testConfig } from '../../../support/harness.ts';
 import { EMAIL, PASSWORD, startDashboard, type DashboardHarness } from './support.ts';
 
 /**
@@ -332,6 +332,10 @@ describe('dashboard in a real browser (hosted, Chromium, axe-core)', function ()
     });
 
     it('shows the 408 of a waitForSelector that never appears next to its field', async () => {
+      // A renderer with a 5 s navigation timeout, so that waiting out the selector does not take the default 30 s.
+      await dashboard.close();
+      dashboard = await startDashboard({}, await startRenderer(testConfig({ NAVIGATION_TIMEOUT_MS: '5000' })));
+      origin = await dashboard.listen();
       await openTry();
       await fill('url', optionsPage());
       await fill('waitForSelector', '#never');

@@ -8,6 +8,7 @@ import { hashPassword } from '../../../../lib/passwords.ts';
 import { openStore } from '../../../../lib/store/open.ts';
 import type { Account, Store } from '../../../../lib/store/store.ts';
 import type { User } from '../../../../lib/store/users.ts';
+import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { createApp } from '../../../../services/api/src/app.ts';
 import { lazyResultCache } from '../../../../services/api/src/result-cache/open.ts';
 import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
@@ -33,7 +34,8 @@ export interface DashboardHarness {
   close(): Promise<void>;
 }
 
-export async function startDashboard(env: Record<string, string> = {}): Promise<DashboardHarness> {
+/** `renderer` replaces the shared test renderer, for a test that needs other renderer settings. */
+export async function startDashboard(env: Record<string, string> = {}, renderer?: Renderer): Promise<DashboardHarness> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-dashboard-'));
   const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, ...env });
   const store = await openStore(config.store);
@@ -41,7 +43,7 @@ export async function startDashboard(env: Record<string, string> = {}): Promise<
   const user = await store.createUser({ accountId: account.id, email: EMAIL, passwordHash: await hashPassword(PASSWORD) });
   let offsetMs = 0;
   const resultCache = lazyResultCache(config.resultCache);
-  const app = createApp({ config, renderer: await sharedRenderer(), logger: silentLogger, store, resultCache, clock: () => new Date(Date.now() + offsetMs) });
+  const app = createApp({ config, renderer: renderer ?? (await sharedRenderer()), logger: silentLogger, store, resultCache, clock: () => new Date(Date.now() + offsetMs) });
   let server: http.Server | undefined;
 
   const harness: DashboardHarness = {
