@@ -208,7 +208,7 @@ export function captureTry(deps: DashboardDeps) {
       await deps.limiter.consume(ctx, `dashboard:${account.id}`, account.rateLimitPerMinute);
       const usage = { accountId: account.id, siteId, keyId: TRY_IT_KEY_ID };
       try {
-        // The same cache scope as /api/screenshot for this site: a Try it capture and an API capture share entries.
+        // The cache scope of /api/screenshot for this site: Try it shares entries with its unrestricted keys' captures.
         const policy: CachePolicy = { cache: deps.resultCache, ttlSeconds: body.cacheTtl ?? 0, scope: { mode: 'hosted', siteId }, logger: deps.logger };
         const answer = await captureScreenshot(ctx, deps.renderer, toCaptureRequest(body), started, policy);
         result = { body: answer.body, mimeType: MIME_TYPES[answer.format] };
