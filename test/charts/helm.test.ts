@@ -40,6 +40,12 @@ function one(manifests: Manifest[], kind: string, component: string): Manifest {
 
 const workloads = (manifests: Manifest[]) => manifests.filter((manifest) => manifest.kind === 'Deployment' || manifest.kind === 'StatefulSet');
 
+/** TRUST_PROXY as the chart decides it: api.trustProxy, where auto means hosted mode behind an Ingress with TLS. */
+function trustsProxy(values: any): boolean {
+  if (values.api.trustProxy !== 'auto') return values.api.trustProxy;
+  return values.api.mode === 'hosted' && values.ingress.enabled && values.ingress.tls.length > 0;
+}
+
 const envOf = (container: any, name: string) => (container.env as any[]).find((entry) => entry.name === name);
 
 /** A container's environment as the process would see it; Secret and field references get a stand-in value. */
@@ -104,9 +110,11 @@ describe('chart rendered by helm', function () {
       expect(byKind(manifests, 'StatefulSet')).to.have.length(v.mongodb.enabled ? 1 : 0);
       expect(byKind(manifests, 'HorizontalPodAutoscaler')).to.have.length(v.renderer.autoscaling.enabled && v.renderer.autoscaling.signal === 'cpu' ? 1 : 0);
       expect(byKind(manifests, 'ScaledObject')).to.have.length(v.renderer.autoscaling.enabled && v.renderer.autoscaling.signal === 'busySlots' ? 1 : 0);
-      expect(byKind(manifests, 'NetworkPolicy').map((policy) => policy.metadata.labels?.['app.kubernetes.io/component']).sort()).to.deep.equal(
-        [...(v.mongodb.enabled && v.mongodb.networkPolicy.enabled ? ['mongodb'] : []), ...(v.renderer.networkPolicy.enabled ? ['renderer'] : [])],
-      );
+      expect(byKind(manifests, 'NetworkPolicy').map((policy) => policy.metadata.labels?.['app.kubernetes.io/component']).sort()).to.deep.equal([
+        ...(v.api.networkPolicy.enabled && trustsProxy(v) ? ['api'] : []),
+        ...(v.mongodb.enabled && v.mongodb.networkPolicy.enabled ? ['mongodb'] : []),
+        ...(v.renderer.networkPolicy.enabled ? ['renderer'] : []),
+      ]);
       expect(byKind(manifests, 'Ingress')).to.have.length(v.ingress.enabled ? 1 : 0);
       expect(byKind(manifests, 'ServiceMonitor')).to.have.length(v.metrics.serviceMonitor.enabled ? 1 : 0);
       expect(byKind(manifests, 'PrometheusRule')).to.have.length(v.metrics.prometheusRule.enabled ? 1 : 0);
@@ -131,6 +139,12 @@ describe('chart rendered by helm', function () {
       const values = (file ? mergeValues(defaultValues(), readYaml(file) as Values) : defaultValues()) as any;
       expect(api.mode).to.equal(values.api.mode);
       expect(api.store.backend).to.equal(values.api.mode === 'hosted' ? 'mongo' : 'sqlite');
+      expect(api.dashboard.trustProxy, 'TRUST_PROXY').to.equal(trustsProxy(values));
+      expect(api.resultCache.maxBytes).to.equal(values.api.resultCache.maxMb * 1024 * 1024);
+      if (api.resultCache.backend === 'disk') {
+        const mounts = (apiContainer.volumeMounts as any[]).map((mount) => mount.mountPath as string);
+        expect(mounts.some((mount) => api.resultCache.backend === 'disk' && api.resultCache.dir.startsWith(`${mount}/`)), 'the cache dir is on a mounted volume').to.equal(true);
+      }
       const grace = one(manifests, 'Deployment', 'renderer').spec.template.spec.terminationGracePeriodSeconds;
       expect(grace * 1000, 'the pod outlives the drain').to.be.greaterThan(renderer.shutdownTimeoutMs);
     });
@@ -248,6 +262,87 @@ describe('chart rendered by helm', function () {
     const admitted = policy.spec.ingress[0].from.map((peer: any) => peer.podSelector.matchLabels['app.kubernetes.io/component']);
     expect(admitted).to.have.members(['api', 'operator']);
     expect(one(manifests, 'StatefulSet', 'mongodb').spec.template.metadata.labels).to.include(policy.spec.podSelector.matchLabels);
+  });
+
+  describe('the result cache', () => {
+    const apiPod = (manifests: Manifest[]) => one(manifests, 'Deployment', 'api').spec.template.spec;
+    const selfHosted = `${CHART}ci/self-hosted-values.yaml`;
+
+    it('gives the self-hosted API a writable DATA_DIR for it: an emptyDir sized to RESULT_CACHE_MAX_MB and a margin', () => {
+      const pod = apiPod(render(selfHosted, ['api.resultCache.maxMb=1000']));
+      const config = loadApiConfig(processEnv(pod.containers[0]));
+      expect(config.resultCache).to.deep.include({ backend: 'disk', maxBytes: 1000 * 1024 * 1024 });
+      const mount = (pod.containers[0].volumeMounts as any[]).find((m) => config.resultCache.backend === 'disk' && config.resultCache.dir.startsWith(`${m.mountPath}/`));
+      expect(mount, 'a volume under the cache dir').to.not.equal(undefined);
+      expect(mount.readOnly ?? false).to.equal(false);
+      const volume = (pod.volumes as any[]).find((v) => v.name === mount.name);
+      // 1000 MiB of entries, a quarter more before eviction catches up, 64 MiB of temporary files.
+      expect(volume.emptyDir).to.deep.equal({ sizeLimit: '1314Mi' });
+    });
+
+    it('puts the self-hosted DATA_DIR on an existing claim when api.resultCache.existingClaim is set', () => {
+      const pod = apiPod(render(selfHosted, ['api.resultCache.existingClaim=vf-cache']));
+      const dataDir = envOf(pod.containers[0], 'DATA_DIR').value;
+      const mount = (pod.containers[0].volumeMounts as any[]).find((m) => m.mountPath === dataDir);
+      const volume = (pod.volumes as any[]).find((v) => v.name === mount.name);
+      expect(volume).to.deep.equal({ name: mount.name, persistentVolumeClaim: { claimName: 'vf-cache' } });
+    });
+
+    it('keeps hosted mode on GridFS, bounded by RESULT_CACHE_MAX_MB, with no DATA_DIR volume', () => {
+      const pod = apiPod(render(undefined, ['api.resultCache.maxMb=2048']));
+      const config = loadApiConfig(processEnv(pod.containers[0]));
+      expect(config.resultCache).to.deep.include({ backend: 'gridfs', maxBytes: 2048 * 1024 * 1024 });
+      expect(envOf(pod.containers[0], 'DATA_DIR')).to.equal(undefined);
+      expect((pod.volumes as any[]).map((v) => v.name)).to.not.include('data');
+    });
+  });
+
+  describe('TRUST_PROXY behind the Ingress', () => {
+    const TLS = ['ingress.enabled=true', 'ingress.tls[0].secretName=vf-tls', 'ingress.tls[0].hosts[0]=shots.example.com', 'ingress.hosts[0]=shots.example.com'];
+    const apiEnv = (manifests: Manifest[]) => loadApiConfig(processEnv(one(manifests, 'Deployment', 'api').spec.template.spec.containers[0]));
+    const paths = (manifests: Manifest[]) => one(manifests, 'Ingress', 'api').spec.rules[0].http.paths.map((p: any) => p.path);
+    const apiPolicies = (manifests: Manifest[]) => byKind(manifests, 'NetworkPolicy').filter((p) => p.metadata.labels?.['app.kubernetes.io/component'] === 'api');
+
+    it('trusts nothing forwarded without TLS at the Ingress, and keeps the dashboard off plain HTTP', () => {
+      const manifests = render(undefined, ['ingress.enabled=true']);
+      expect(apiEnv(manifests).dashboard.trustProxy).to.equal(false);
+      expect(apiPolicies(manifests)).to.deep.equal([]);
+      expect(paths(manifests)).to.deep.equal(['/api']);
+    });
+
+    it('trusts X-Forwarded-* when the Ingress terminates TLS, routes /dashboard, and admits only the ingress controller and the scrapers to the API', () => {
+      const manifests = render(undefined, TLS);
+      expect(apiEnv(manifests).dashboard.trustProxy).to.equal(true);
+      expect(paths(manifests)).to.deep.equal(['/api', '/dashboard']);
+      const [policy] = apiPolicies(manifests);
+      const values = defaultValues() as any;
+      expect(policy?.spec.policyTypes).to.deep.equal(['Ingress']);
+      expect(policy?.spec.ingress).to.deep.equal([
+        { from: [...values.api.networkPolicy.ingressControllerFrom, ...values.api.networkPolicy.metricsFrom], ports: [{ port: 'http', protocol: 'TCP' }] },
+      ]);
+      expect(one(manifests, 'Deployment', 'api').spec.template.metadata.labels).to.include(policy?.spec.podSelector.matchLabels);
+      expect(one(manifests, 'Service', 'api').spec.ports.map((port: any) => port.targetPort)).to.deep.equal(['http']);
+    });
+
+    it('admits the in-cluster clients of api.networkPolicy.clientsFrom too', () => {
+      const [policy] = apiPolicies(render(undefined, [...TLS, 'api.networkPolicy.clientsFrom[0].podSelector.matchLabels.app=shop']));
+      expect(policy?.spec.ingress[0].from).to.deep.include({ podSelector: { matchLabels: { app: 'shop' } } });
+    });
+
+    it('follows api.trustProxy when it is set, and ignores TLS in self-hosted mode, which has no dashboard', () => {
+      expect(apiEnv(render(undefined, [...TLS, 'api.trustProxy=false'])).dashboard.trustProxy).to.equal(false);
+      expect(apiPolicies(render(undefined, [...TLS, 'api.trustProxy=false']))).to.deep.equal([]);
+      expect(apiEnv(render(undefined, ['api.trustProxy=true'])).dashboard.trustProxy).to.equal(true);
+      const selfHosted = render(`${CHART}ci/self-hosted-values.yaml`, TLS);
+      expect(apiEnv(selfHosted).dashboard.trustProxy).to.equal(false);
+      expect(paths(selfHosted)).to.deep.equal(['/screenshot']);
+    });
+
+    it('refuses to trust the proxy with a policy that names no ingress controller, which would admit everyone', () => {
+      const { status, output } = helm(['template', RELEASE, CHART, ...TLS.flatMap((set) => ['--set', set]), '--set', 'api.networkPolicy.ingressControllerFrom=null']);
+      expect(status).to.not.equal(0);
+      expect(output).to.include('api.networkPolicy.ingressControllerFrom');
+    });
   });
 
   it('refuses a misspelt value through values.schema.json', () => {

@@ -46,6 +46,22 @@ describe('chart values.schema.json', () => {
     expect(errorsOf(mergeValues(defaultValues(), { api: { mode: 'hosed' } }))).to.match(/^\/api\/mode must be equal to one of the allowed values/m);
   });
 
+  it('accepts api.trustProxy auto, true and false, and rejects anything else', () => {
+    for (const trustProxy of ['auto', true, false]) expect(errorsOf(mergeValues(defaultValues(), { api: { trustProxy } }))).to.equal('');
+    expect(errorsOf(mergeValues(defaultValues(), { api: { trustProxy: 'yes' } }))).to.match(/^\/api\/trustProxy must be equal to one of the allowed values/m);
+  });
+
+  it('rejects a result cache bound that is not a positive whole number of MiB (api.resultCache.maxMb)', () => {
+    expect(errorsOf(mergeValues(defaultValues(), { api: { resultCache: { maxMb: 0 } } }))).to.match(/^\/api\/resultCache\/maxMb must be >= 1/m);
+    expect(errorsOf(mergeValues(defaultValues(), { api: { resultCache: { maxMb: '1Gi' } } }))).to.match(/^\/api\/resultCache\/maxMb must be integer/m);
+    expect(errorsOf(mergeValues(defaultValues(), { api: { resultCache: { sizeMb: 10 } } }))).to.include('"additionalProperty":"sizeMb"');
+  });
+
+  it('checks the API NetworkPolicy peers like the renderer\'s (api.networkPolicy)', () => {
+    expect(errorsOf(mergeValues(defaultValues(), { api: { networkPolicy: { clientsFrom: [{ podSelector: { matchLabels: { app: 'shop' } } }] } } }))).to.equal('');
+    expect(errorsOf(mergeValues(defaultValues(), { api: { networkPolicy: { ingressControllerFrom: 'ingress-nginx' } } }))).to.match(/^\/api\/networkPolicy\/ingressControllerFrom must be array/m);
+  });
+
   it('closes every object: additionalProperties is false, or a typed schema for maps (labels, env)', () => {
     const open = objectNodes(schema)
       .filter(({ node }) => node.additionalProperties === undefined || node.additionalProperties === true)

@@ -138,6 +138,35 @@ Call with (dict "root" $ "secret" name "key" key "length" n).
 {{- end }}
 {{- end -}}
 
+{{/*
+"true" when the API believes X-Forwarded-Proto and -For (TRUST_PROXY): api.trustProxy, where auto
+means hosted mode behind an Ingress with TLS, the case where the dashboard's session cookie must be
+Secure although the API itself only sees plain HTTP from the ingress controller.
+*/}}
+{{- define "viewfinder.apiTrustProxy" -}}
+{{- $value := .Values.api.trustProxy -}}
+{{- if eq (toString $value) "auto" -}}
+{{- and (eq .Values.api.mode "hosted") .Values.ingress.enabled (not (empty .Values.ingress.tls)) -}}
+{{- else -}}
+{{- $value -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Where DATA_DIR is mounted in the API's pod (self-hosted mode: the result cache's files). */}}
+{{- define "viewfinder.apiDataDir" -}}
+/var/lib/viewfinder
+{{- end -}}
+
+{{/*
+The emptyDir for DATA_DIR: the cache bound, a quarter more for entries written before the
+eviction that follows them and for their headers, and 64Mi for temporary files. Past its sizeLimit
+the kubelet evicts the pod, so the margin must cover what the bound does not.
+*/}}
+{{- define "viewfinder.apiDataSizeLimit" -}}
+{{- $maxMb := int .Values.api.resultCache.maxMb -}}
+{{- printf "%dMi" (add $maxMb (div $maxMb 4) 64) -}}
+{{- end -}}
+
 {{/* The emptyDir volumes that make a read-only root filesystem workable: /tmp and $HOME. */}}
 {{- define "viewfinder.writableVolumes" -}}
 - name: tmp
@@ -168,6 +197,9 @@ Call with (dict "root" $ "secret" name "key" key "length" n).
 {{- end -}}
 {{- if and .Values.mongodb.enabled .Values.mongodb.external.existingSecret -}}
 {{- fail "set either mongodb.enabled=true (the chart runs MongoDB) or mongodb.external.existingSecret, not both" -}}
+{{- end -}}
+{{- if and .Values.api.networkPolicy.enabled (eq (include "viewfinder.apiTrustProxy" .) "true") (empty .Values.api.networkPolicy.ingressControllerFrom) -}}
+{{- fail "the API trusts X-Forwarded-* (api.trustProxy): set api.networkPolicy.ingressControllerFrom to where your ingress controller runs (an empty list would admit every client), or api.networkPolicy.enabled=false" -}}
 {{- end -}}
 {{- if lt (int .Values.shutdownTimeoutSeconds) (int .Values.renderer.captureTimeoutSeconds) -}}
 {{- fail "shutdownTimeoutSeconds must be at least renderer.captureTimeoutSeconds: a draining renderer must be able to finish the captures it holds" -}}

@@ -6,6 +6,7 @@ import type { Store } from '../../../../lib/store/store.ts';
 import { normalizeEmail } from '../../../../lib/store/users.ts';
 import type { Renderer } from '../../../renderer/src/renderer.ts';
 import type { RateLimiter } from '../rate-limit.ts';
+import type { ResultCache } from '../result-cache/result-cache.ts';
 import type { DashboardConfig } from './config.ts';
 import { checkCsrf, formBody } from './forms.ts';
 import type { HtmlValue } from './html.ts';
@@ -18,6 +19,8 @@ export interface DashboardDeps {
   renderer: Renderer;
   limiter: RateLimiter;
   logger: Logger;
+  /** Try it's cacheTtl uses the API's result cache; without one, every capture renders. */
+  resultCache?: ResultCache | undefined;
   config: DashboardConfig;
   sessions: SessionManager;
   bodyLimitBytes: number;

@@ -23,10 +23,24 @@ function notes(id: string, hint: string | undefined, error: string | undefined):
   return html`${hint && html`<p class="hint" id="${id}-hint">${hint}</p>`}${error && html`<p class="error" id="${id}-error">${error}</p>`}`;
 }
 
-export function textField(options: FieldOptions & { value?: string; type?: string; autocomplete?: string; multiline?: boolean }): SafeHtml {
+/**
+ * A control that applies only to some choices of a select (imageQuality to jpeg and webp): the
+ * dashboard's script disables it for the other choices, so it is not sent. Without the script the
+ * server's 400 says why, next to the field.
+ */
+export interface DependsOn {
+  name: string;
+  values: readonly string[];
+}
+
+function dependsOnAttributes(dependsOn: DependsOn | undefined): SafeHtml {
+  return html`${dependsOn && html` data-enabled-by="field-${dependsOn.name}" data-enabled-for="${dependsOn.values.join(' ')}"`}`;
+}
+
+export function textField(options: FieldOptions & { value?: string; type?: string; autocomplete?: string; multiline?: boolean; dependsOn?: DependsOn }): SafeHtml {
   const id = `field-${options.name}`;
   const error = options.errors?.[options.name];
-  const common = html`id="${id}" name="${options.name}"${options.required && html` required`}${describedBy(id, options.hint, error)}`;
+  const common = html`id="${id}" name="${options.name}"${options.required && html` required`}${describedBy(id, options.hint, error)}${dependsOnAttributes(options.dependsOn)}`;
   const control = options.multiline
     ? html`<textarea ${common} rows="4">${options.value ?? ''}</textarea>`
     : html`<input ${common} type="${options.type ?? 'text'}" value="${options.value ?? ''}"${options.autocomplete && html` autocomplete="${options.autocomplete}"`}>`;

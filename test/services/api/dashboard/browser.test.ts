@@ -3,8 +3,9 @@ import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppete
 import request from 'supertest';
 import { chromiumLaunchOptions } from '../../../../services/renderer/src/pool.ts';
 import { seriousAxeViolations } from '../../../support/axe.ts';
-import { startFixtureServer, type FixtureServer } from '../../../support/fixture-server.ts';
-import { testConfig } from '../../../support/harness.ts';
+import { decodeAnyDataUri, near } from '../../../support/decode-image.ts';
+import { page as fixturePage, startFixtureServer, type FixtureServer } from '../../../support/fixture-server.ts';
+import { decodeDataUri, startRenderer, testConfig } from '../../../support/harness.ts';
 import { EMAIL, PASSWORD, startDashboard, type DashboardHarness } from './support.ts';
 
 /**
@@ -37,6 +38,8 @@ describe('dashboard in a real browser (hosted, Chromium, axe-core)', function ()
     // A context of its own per test: no cookie carries over from one test to the next.
     context = await browser.createBrowserContext();
     page = await context.newPage();
+    // A capture on a loaded machine, or one that waits out the navigation timeout, outlasts puppeteer's 30 s default.
+    page.setDefaultTimeout(120_000);
     page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
     });
@@ -214,6 +217,134 @@ describe('dashboard in a real browser (hosted, Chromium, axe-core)', function ()
     await page.select('#field-of', `site:${site.id}`);
     await submit('Show');
     expect(page.url()).to.equal(`${origin}/dashboard/usage?of=site%3A${site.id}`);
+  });
+
+  describe('Try it with the capture options beyond the spec', () => {
+    /**
+     * A page whose pixels tell each option apart: the body turns black in dark mode, #motion turns
+     * green with reduced motion, #banner (blue) is there to be hidden, #card is a 320x180 red box.
+     */
+    const optionsPage = () =>
+      fixtures.url(
+        `/echo?html=${encodeURIComponent(
+          fixturePage('<div id="banner"></div><div id="motion"></div><div id="card"></div>', {
+            style: `body{height:100vh} div{position:absolute}
+              #banner{left:0;top:0;width:100px;height:100px;background:#0000ff}
+              #motion{left:200px;top:0;width:100px;height:100px;background:#ffffff}
+              #card{left:400px;top:200px;width:320px;height:180px;background:#ff0000}
+              @media (prefers-color-scheme: dark){body{background:#000000}}
+              @media (prefers-reduced-motion: reduce){#motion{background:#00ff00}}`,
+          }),
+        )}`,
+      );
+
+    /** Replaces a text field's value by typing, as a person would. */
+    const fill = async (name: string, value: string) => {
+      await page.$eval(`#field-${name}`, (el) => ((el as HTMLInputElement).value = ''));
+      if (value) await page.type(`#field-${name}`, value);
+    };
+    /** Ticks or unticks a checkbox with the space bar. */
+    const tick = async (name: string, checked: boolean) => {
+      if ((await page.$eval(`#field-${name}`, (el) => (el as HTMLInputElement).checked)) === checked) return;
+      await page.focus(`#field-${name}`);
+      await page.keyboard.press('Space');
+    };
+    const text = (selector: string) => page.$eval(selector, (el) => el.textContent ?? '');
+    const shownImage = () => page.$eval('img.screenshot', (img) => ({ src: (img as HTMLImageElement).src, size: [(img as HTMLImageElement).naturalWidth, (img as HTMLImageElement).naturalHeight] }));
+    const openTry = async ({ audited = true } = {}) => {
+      await dashboard.store.createSite({ accountId: dashboard.account.id, name: 'Docs', allowedDomains: [] });
+      await signIn();
+      await goto('/dashboard/try');
+      if (audited) await audit();
+    };
+
+    it('captures with darkMode, reducedMotion and hideSelectors, and shows the PNG with those pixels', async () => {
+      await openTry();
+      await fill('url', optionsPage());
+      await tick('darkMode', true);
+      await tick('reducedMotion', true);
+      await fill('hideSelectors', '#banner\n\n  #nothing-else  ');
+      await submit('Capture');
+      await page.waitForSelector('img.screenshot');
+      await audit();
+      const shown = await shownImage();
+      expect(shown.src).to.match(/^data:image\/png;base64,/);
+      expect(shown.size).to.deep.equal([1280, 720]);
+      const image = decodeDataUri(shown.src);
+      expect(image.rgb(50, 50), 'banner hidden, dark body').to.deep.equal([0, 0, 0]);
+      expect(image.rgb(250, 50), 'reduced motion').to.deep.equal([0, 255, 0]);
+      expect(image.rgb(560, 290), 'card').to.deep.equal([255, 0, 0]);
+      expect(await text('#result-facts')).to.include('1280×720 px, image/png');
+      expect(await text('#result-cache')).to.equal('Rendered now; not cached (cache time 0).');
+      // The form keeps what was sent, for the next try.
+      expect(await page.$eval('#field-hideSelectors', (el) => (el as HTMLTextAreaElement).value)).to.include('#banner');
+      expect(await page.$eval('#field-darkMode', (el) => (el as HTMLInputElement).checked)).to.equal(true);
+    });
+
+    it('captures one element as JPEG, then answers the same capture from the cache, and shows a missing selector next to its field', async () => {
+      await openTry();
+      // Image quality applies to JPEG and WebP only: the script disables it for PNG.
+      expect(await page.$eval('#field-imageQuality', (el) => (el as HTMLInputElement).disabled)).to.equal(true);
+      await page.select('#field-format', 'jpeg');
+      expect(await page.$eval('#field-imageQuality', (el) => (el as HTMLInputElement).disabled)).to.equal(false);
+      await fill('url', optionsPage());
+      await fill('imageQuality', '90');
+      await fill('selector', '#card');
+      await fill('cacheTtl', '600');
+      await submit('Capture');
+      await page.waitForSelector('img.screenshot');
+      await audit();
+      const shown = await shownImage();
+      expect(shown.src).to.match(/^data:image\/jpeg;base64,/);
+      expect(shown.size).to.deep.equal([320, 180]);
+      const image = await decodeAnyDataUri(shown.src);
+      expect(near(image.rgb(160, 90), [255, 0, 0]), `centre ${image.rgb(160, 90).join(',')}`).to.equal(true);
+      expect(await text('#result-facts')).to.include('320×180 px, image/jpeg');
+      expect(await text('#result-cache')).to.equal('Rendered now, and cached for 600 seconds.');
+
+      // The page kept the options: the same capture again comes from the cache, with the same image.
+      expect(await page.$eval('#field-imageQuality', (el) => (el as HTMLInputElement).disabled)).to.equal(false);
+      await submit('Capture');
+      await page.waitForSelector('img.screenshot');
+      expect(await text('#result-cache')).to.equal('Served from the cache, without rendering.');
+      const again = await shownImage();
+      expect(again.src).to.equal(shown.src);
+
+      await fill('selector', '#nope');
+      await page.focus('button.primary');
+      const [response] = await Promise.all([page.waitForNavigation(), page.keyboard.press('Enter')]);
+      expect(response?.status()).to.equal(400);
+      expect(await fieldError('selector')).to.equal('No element matches selector "#nope"');
+      expect(await page.$$('img.screenshot')).to.have.length(0);
+      await audit();
+    });
+
+    it('without the script, refuses an image quality for PNG next to the field, as the API does', async () => {
+      await page.setJavaScriptEnabled(false);
+      // axe is a script: this page was audited with the script in the tests above.
+      await openTry({ audited: false });
+      expect(await page.$eval('#field-imageQuality', (el) => (el as HTMLInputElement).disabled)).to.equal(false);
+      await fill('url', optionsPage());
+      await fill('imageQuality', '50');
+      await submit('Capture');
+      expect(await fieldError('imageQuality')).to.equal('imageQuality applies to jpeg and webp only: set format to one of them');
+      expect(await page.$$('img.screenshot')).to.have.length(0);
+    });
+
+    it('shows the 408 of a waitForSelector that never appears next to its field', async () => {
+      // A renderer with a 5 s navigation timeout, so that waiting out the selector does not take the default 30 s.
+      await dashboard.close();
+      dashboard = await startDashboard({}, await startRenderer(testConfig({ NAVIGATION_TIMEOUT_MS: '5000' })));
+      origin = await dashboard.listen();
+      await openTry();
+      await fill('url', optionsPage());
+      await fill('waitForSelector', '#never');
+      await submit('Capture');
+      expect(await fieldError('waitForSelector')).to.equal(
+        'Navigation timeout: no element matching waitForSelector "#never" became visible within the navigation timeout',
+      );
+      await audit();
+    });
   });
 
   it('shows sites and keys owned by the operator read-only, with the kubectl command that changes them', async () => {

@@ -8,7 +8,9 @@ import { hashPassword } from '../../../../lib/passwords.ts';
 import { openStore } from '../../../../lib/store/open.ts';
 import type { Account, Store } from '../../../../lib/store/store.ts';
 import type { User } from '../../../../lib/store/users.ts';
+import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { createApp } from '../../../../services/api/src/app.ts';
+import { lazyResultCache } from '../../../../services/api/src/result-cache/open.ts';
 import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
 
 export const EMAIL = 'ada@example.com';
@@ -16,8 +18,9 @@ export const PASSWORD = 'correct horse battery';
 
 /**
  * A hosted API on a fresh embedded store with one account and one dashboard user, as
- * `viewfinder accounts create` and `viewfinder users create` leave a real install. The clock is
- * the test's: `advance` moves it, for session expiry.
+ * `viewfinder accounts create` and `viewfinder users create` leave a real install, with the result
+ * cache under its DATA_DIR as main.ts opens it. The clock is the test's: `advance` moves it, for
+ * session expiry.
  */
 export interface DashboardHarness {
   app: Koa;
@@ -31,14 +34,16 @@ export interface DashboardHarness {
   close(): Promise<void>;
 }
 
-export async function startDashboard(env: Record<string, string> = {}): Promise<DashboardHarness> {
+/** `renderer` replaces the shared test renderer, for a test that needs other renderer settings. */
+export async function startDashboard(env: Record<string, string> = {}, renderer?: Renderer): Promise<DashboardHarness> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-dashboard-'));
   const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, ...env });
   const store = await openStore(config.store);
   const account = await store.createAccount({ name: 'Acme' });
   const user = await store.createUser({ accountId: account.id, email: EMAIL, passwordHash: await hashPassword(PASSWORD) });
   let offsetMs = 0;
-  const app = createApp({ config, renderer: await sharedRenderer(), logger: silentLogger, store, clock: () => new Date(Date.now() + offsetMs) });
+  const resultCache = lazyResultCache(config.resultCache);
+  const app = createApp({ config, renderer: renderer ?? (await sharedRenderer()), logger: silentLogger, store, resultCache, clock: () => new Date(Date.now() + offsetMs) });
   let server: http.Server | undefined;
 
   const harness: DashboardHarness = {
@@ -61,6 +66,7 @@ export async function startDashboard(env: Record<string, string> = {}): Promise<
         server.closeAllConnections();
         await new Promise((resolve) => server?.close(resolve));
       }
+      await resultCache.close();
       await store.close();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -1,5 +1,6 @@
-// The dashboard's only script: copy buttons. Every page works without it; the CSP allows no
-// other script. Confirmations are pages of their own and the usage chart is SVG from the server.
+// The dashboard's only script: copy buttons, and Try it's options that apply to some formats only.
+// Every page works without it; the CSP allows no other script. Confirmations are pages of their
+// own and the usage chart is SVG from the server.
 'use strict';
 
 document.addEventListener('click', async (event) => {
@@ -17,3 +18,15 @@ document.addEventListener('click', async (event) => {
     if (status) status.textContent = 'Selected: press Ctrl+C (or Cmd+C) to copy.';
   }
 });
+
+// A control marked data-enabled-by applies only to some values of another control (imageQuality to
+// jpeg and webp): disabled otherwise, so that it is not sent. Without this script the server
+// answers such a request with a 400 shown next to the field.
+function syncDependentControls() {
+  for (const control of document.querySelectorAll('[data-enabled-by]')) {
+    const source = document.getElementById(control.getAttribute('data-enabled-by'));
+    if (source) control.disabled = !control.getAttribute('data-enabled-for').split(' ').includes(source.value);
+  }
+}
+document.addEventListener('change', syncDependentControls);
+syncDependentControls();

@@ -1,5 +1,9 @@
 import type { SiteView } from '../../../../../lib/management.ts';
+import { DEFAULT_IMAGE_FORMAT, DEFAULT_IMAGE_QUALITY, IMAGE_FORMATS, LOSSY_FORMATS, MIME_TYPES, type ImageFormat } from '../../../../renderer/src/capture/image-formats.ts';
 import { PROFILE_NAMES } from '../../../../renderer/src/capture/profiles.ts';
+import { MAX_HIDE_SELECTORS } from '../../../../renderer/src/protocol.ts';
+import { MAX_CACHE_TTL_SECONDS } from '../../routes/capture-options.ts';
+import type { CachePolicy } from '../../result-cache/cached-capture.ts';
 import { captureScreenshot, toCaptureRequest, validateScreenshotBody, type ScreenshotResponse } from '../../routes/screenshot.ts';
 import type { DashboardDeps, PageContext } from '../deps.ts';
 import { checkboxField, csrfField, errorsFor, formError, selectField, textField, type FieldErrors } from '../fields.ts';
@@ -15,7 +19,26 @@ import { formatBytes, TRY_IT_KEY_ID } from './usage.ts';
  * keys, as "Try it"). The screenshot arrives in the answer to the POST, which is not redirected:
  * the image is not stored anywhere to show after a redirect.
  */
-const TRY_FIELDS = { url: /URL/, quality: /^quality\b/, wait: /^wait\b/, siteId: /^Site /, fullPage: /^fullPage\b/, removeAds: /^removeAds\b/ };
+
+/**
+ * Which field a message is about. The renderer's selector messages name the option inside the
+ * sentence ("No element matches selector …", "… no element matching waitForSelector …"), so those
+ * patterns come first: a selector that happens to contain "URL" still lands next to its field.
+ */
+const TRY_FIELDS = {
+  waitForSelector: /\bwaitForSelector\b/,
+  hideSelectors: /^hideSelectors\b/,
+  fullPage: /^fullPage\b/,
+  selector: /^selector\b|\bselector "/,
+  url: /URL/,
+  quality: /^quality\b/,
+  wait: /^wait\b/,
+  siteId: /^Site /,
+  removeAds: /^removeAds\b/,
+  format: /^format\b/,
+  imageQuality: /^imageQuality\b/,
+  cacheTtl: /^cacheTtl\b/,
+};
 
 interface TryValues {
   siteId: string;
@@ -24,11 +47,46 @@ interface TryValues {
   wait: string;
   fullPage: boolean;
   removeAds: boolean;
+  format: string;
+  imageQuality: string;
+  selector: string;
+  waitForSelector: string;
+  /** One CSS selector per line, as typed. */
+  hideSelectors: string;
+  darkMode: boolean;
+  reducedMotion: boolean;
+  cacheTtl: string;
 }
 
-const DEFAULTS: TryValues = { siteId: '', url: '', quality: 'standard', wait: '', fullPage: false, removeAds: true };
+const DEFAULTS: TryValues = {
+  siteId: '',
+  url: '',
+  quality: 'standard',
+  wait: '',
+  fullPage: false,
+  removeAds: true,
+  format: DEFAULT_IMAGE_FORMAT,
+  imageQuality: '',
+  selector: '',
+  waitForSelector: '',
+  hideSelectors: '',
+  darkMode: false,
+  reducedMotion: false,
+  cacheTtl: '0',
+};
 
-function tryPage(page: PageContext, sites: SiteView[], values: TryValues, errors: FieldErrors = {}, result?: ScreenshotResponse, status = 200): void {
+/** What the result section shows: the answer, and the image type it was encoded in. */
+interface TryResult {
+  body: ScreenshotResponse;
+  mimeType: string;
+}
+
+function cacheNote(body: ScreenshotResponse, cacheTtl: string): string {
+  if (body.cached === undefined) return 'Rendered now; not cached (cache time 0).';
+  return body.cached ? 'Served from the cache, without rendering.' : `Rendered now, and cached for ${cacheTtl} seconds.`;
+}
+
+function tryPage(page: PageContext, sites: SiteView[], values: TryValues, errors: FieldErrors = {}, result?: TryResult, status = 200): void {
   if (sites.length === 0) {
     page.send('Try it', html`<p>Captures count against a site. <a href="/dashboard/sites">Create a site</a> first.</p>`);
     return;
@@ -46,17 +104,71 @@ function tryPage(page: PageContext, sites: SiteView[], values: TryValues, errors
         ${textField({ label: 'Extra wait (ms)', name: 'wait', type: 'number', value: values.wait, hint: 'Optional: 1000 to 8000 after the page has loaded.', errors })}
         ${checkboxField({ label: 'Full page', name: 'fullPage', checked: values.fullPage, errors })}
         ${checkboxField({ label: 'Remove ads and cookie banners', name: 'removeAds', checked: values.removeAds, errors })}
+        <fieldset>
+          <legend>Image</legend>
+          ${selectField({ label: 'Format', name: 'format', value: values.format, errors, choices: IMAGE_FORMATS.map((format) => ({ value: format, label: FORMAT_LABELS[format] })), hint: 'PNG is lossless; JPEG and WebP are smaller.' })}
+          ${textField({ label: 'Image quality', name: 'imageQuality', type: 'number', value: values.imageQuality, hint: `Optional, JPEG and WebP only: 1 to 100 (${DEFAULT_IMAGE_QUALITY} when empty).`, errors, dependsOn: { name: 'format', values: LOSSY_FORMATS } })}
+          ${textField({ label: 'Element selector', name: 'selector', value: values.selector, hint: 'Optional: capture only the first element matching this CSS selector, e.g. #hero. Not with Full page.', errors })}
+        </fieldset>
+        <fieldset>
+          <legend>Page</legend>
+          ${textField({ label: 'Wait for selector', name: 'waitForSelector', value: values.waitForSelector, hint: 'Optional: capture once an element matching this CSS selector is visible; 408 if it never is.', errors })}
+          ${textField({ label: 'Hide selectors', name: 'hideSelectors', multiline: true, value: values.hideSelectors, hint: `Optional: one CSS selector per line, at most ${MAX_HIDE_SELECTORS}. Matching elements are hidden before the capture.`, errors })}
+          ${checkboxField({ label: 'Dark mode', name: 'darkMode', checked: values.darkMode, hint: 'The page sees prefers-color-scheme: dark.', errors })}
+          ${checkboxField({ label: 'Reduce motion', name: 'reducedMotion', checked: values.reducedMotion, hint: 'The page sees prefers-reduced-motion: reduce.', errors })}
+        </fieldset>
+        <fieldset>
+          <legend>Cache</legend>
+          ${textField({ label: 'Cache time (seconds)', name: 'cacheTtl', type: 'number', value: values.cacheTtl, hint: `0 renders every time. Above 0, the same capture within that many seconds comes from the cache (at most ${MAX_CACHE_TTL_SECONDS}, 30 days).`, errors })}
+        </fieldset>
         <button type="submit" class="primary">Capture</button>
       </form>
     </section>
     ${result &&
     html`<section aria-labelledby="result">
       <h2 id="result">Screenshot</h2>
-      <p>${result.width}×${result.height} px, ${formatBytes(result.fileSize)}, in ${result.processingTimeMs} ms${result.truncated ? ' (cut at the full-page maximum)' : ''}.</p>
-      <img class="screenshot" src="${result.image}" alt="Screenshot of ${result.url}" width="${result.width}" height="${result.height}">
+      <p id="result-facts">${result.body.width}×${result.body.height} px, ${result.mimeType}, ${formatBytes(result.body.fileSize)}, in ${result.body.processingTimeMs} ms${result.body.truncated ? ' (cut at the maximum height)' : ''}.</p>
+      <p id="result-cache">${cacheNote(result.body, values.cacheTtl)}</p>
+      <img class="screenshot" src="${result.body.image}" alt="Screenshot of ${result.body.url}" width="${result.body.width}" height="${result.body.height}">
     </section>`}`,
     status,
   );
+}
+
+const FORMAT_LABELS: Record<ImageFormat, string> = { png: 'PNG', jpeg: 'JPEG', webp: 'WebP' };
+
+/** A number field's value for the API: absent when empty, so that the API's default applies. */
+function numberIn(value: string): number | undefined {
+  return value === '' ? undefined : Number(value);
+}
+
+/** A text field's value for the API: absent when empty. */
+function textIn(value: string): string | undefined {
+  return value === '' ? undefined : value;
+}
+
+/** The form as the body of POST /api/screenshot, so that it is validated by the same schema, with the same messages. */
+function screenshotBodyOf(values: TryValues): Record<string, unknown> {
+  const hideSelectors = values.hideSelectors
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter(Boolean);
+  const body: Record<string, unknown> = {
+    url: textIn(values.url),
+    quality: values.quality,
+    wait: numberIn(values.wait),
+    fullPage: values.fullPage,
+    removeAds: values.removeAds,
+    format: values.format,
+    imageQuality: numberIn(values.imageQuality),
+    selector: textIn(values.selector),
+    waitForSelector: textIn(values.waitForSelector),
+    hideSelectors: hideSelectors.length > 0 ? hideSelectors : undefined,
+    darkMode: values.darkMode,
+    reducedMotion: values.reducedMotion,
+    cacheTtl: numberIn(values.cacheTtl),
+  };
+  return Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
 }
 
 export async function showTry(page: PageContext): Promise<void> {
@@ -69,35 +181,42 @@ export function captureTry(deps: DashboardDeps) {
     const started = performance.now();
     const sites = await page.ops.listSites();
     const { ctx } = page;
+    const text = (name: keyof TryValues) => field(ctx, name).trim();
+    const checked = (name: keyof TryValues) => field(ctx, name) === 'on';
     const values: TryValues = {
       siteId: field(ctx, 'siteId'),
-      url: field(ctx, 'url').trim(),
+      url: text('url'),
       quality: field(ctx, 'quality'),
-      wait: field(ctx, 'wait').trim(),
-      fullPage: field(ctx, 'fullPage') === 'on',
-      removeAds: field(ctx, 'removeAds') === 'on',
+      wait: text('wait'),
+      fullPage: checked('fullPage'),
+      removeAds: checked('removeAds'),
+      format: field(ctx, 'format') || DEFAULT_IMAGE_FORMAT,
+      imageQuality: text('imageQuality'),
+      selector: text('selector'),
+      waitForSelector: text('waitForSelector'),
+      hideSelectors: field(ctx, 'hideSelectors'),
+      darkMode: checked('darkMode'),
+      reducedMotion: checked('reducedMotion'),
+      cacheTtl: text('cacheTtl'),
     };
     const account = page.signedIn.account;
-    let result: ScreenshotResponse;
+    let result: TryResult;
     let siteId: string;
     try {
-      const body = validateScreenshotBody({
-        url: values.url || undefined,
-        quality: values.quality,
-        ...(values.wait ? { wait: Number(values.wait) } : {}),
-        fullPage: values.fullPage,
-        removeAds: values.removeAds,
-      });
+      const body = validateScreenshotBody(screenshotBodyOf(values));
       siteId = (await page.ops.getSite(values.siteId)).id;
       await deps.limiter.consume(ctx, `dashboard:${account.id}`, account.rateLimitPerMinute);
       const usage = { accountId: account.id, siteId, keyId: TRY_IT_KEY_ID };
       try {
-        result = (await captureScreenshot(ctx, deps.renderer, toCaptureRequest(body), started)).body;
+        // The cache scope of /api/screenshot for this site: Try it shares entries with its unrestricted keys' captures.
+        const policy: CachePolicy = { cache: deps.resultCache, ttlSeconds: body.cacheTtl ?? 0, scope: { mode: 'hosted', siteId }, logger: deps.logger };
+        const answer = await captureScreenshot(ctx, deps.renderer, toCaptureRequest(body), started, policy);
+        result = { body: answer.body, mimeType: MIME_TYPES[answer.format] };
       } catch (err) {
         await deps.store.recordUsage({ ...usage, outcome: 'failure', bytes: 0 }).catch((usageErr: unknown) => deps.logger.error({ err: usageErr }, 'Failed to record usage'));
         throw err;
       }
-      await deps.store.recordUsage({ ...usage, outcome: 'capture', bytes: result.fileSize });
+      await deps.store.recordUsage({ ...usage, outcome: 'capture', bytes: result.body.fileSize });
     } catch (err) {
       tryPage(page, sites, values, errorsFor(userMessage(err), TRY_FIELDS), undefined, errorStatus(err));
       return;
