@@ -4,6 +4,7 @@ import { NotFound } from '../../../lib/errors.ts';
 import { errorTranslator } from '../../../lib/http/error-translator.ts';
 import { jsonBody } from '../../../lib/http/json-body.ts';
 import { requestContext } from '../../../lib/http/request-context.ts';
+import { serverTiming } from '../../../lib/http/server-timing.ts';
 import { routerFor, type Route } from '../../../lib/http/routes.ts';
 import packageJson from '../../../package.json' with { type: 'json' };
 import type { Logger } from '../../../lib/logger.ts';
@@ -15,7 +16,7 @@ import { requireSelfHostedKey } from './auth/self-hosted-key.ts';
 import type { ApiConfig } from './config.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import { sessionManager, type Clock } from './dashboard/sessions.ts';
-import { apiRegistry, httpRequestDuration } from './metrics.ts';
+import { apiRegistry, httpRequestDuration, recordDispatchOverhead } from './metrics.ts';
 import { createRateLimiter, type RateLimiter } from './rate-limit.ts';
 import type { ResultCache } from './result-cache/result-cache.ts';
 import { hostedRoutes } from './routes/api/index.ts';
@@ -72,6 +73,7 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa();
   // Only behind a proxy that sets them may X-Forwarded-Proto (Secure cookies) and -For (client address) be believed.
   app.proxy = config.dashboard.trustProxy;
+  app.use(serverTiming(recordDispatchOverhead));
   app.use(requestContext(logger));
   app.use(httpMetrics(httpRequestDuration));
   app.use(errorTranslator(logger, config.bodyLimitBytes));

@@ -97,3 +97,14 @@ const rendererRetries = new Counter({
 export function recordRendererRetry(): void {
   rendererRetries.inc();
 }
+
+const dispatchOverhead = new Histogram({
+  name: 'viewfinder_api_dispatch_overhead_seconds',
+  help: 'Time a request that went to a renderer spent in the API itself: the whole request minus the time waiting on renderers (authentication, validation, balancing, encoding the answer).',
+  buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1],
+  registers: [apiRegistry],
+});
+
+export function recordDispatchOverhead(seconds: number): void {
+  dispatchOverhead.observe(seconds);
+}

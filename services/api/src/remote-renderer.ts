@@ -127,14 +127,22 @@ export async function createRemoteRenderer(config: RemoteRendererConfig, logger:
     recordReadiness();
   };
 
-  const send = (backend: Backend, body: string, signal: AbortSignal, requestId: string | undefined) =>
+  const send = (backend: Backend, body: string, signal: AbortSignal, options: CaptureOptions) =>
     new Promise<CaptureResult>((resolve, reject) => {
+      const { requestId, timing } = options;
       const url = new URL(CAPTURE_PATH.slice(1), backend.base);
       const transport = url.protocol === 'https:' ? https : http;
       let answered = false;
       let load: RendererLoad | undefined;
       captureStarted(backend);
-      const settle = () => captureEnded(backend, load);
+      const sentAt = performance.now();
+      const settle = () => {
+        captureEnded(backend, load);
+        if (timing) {
+          timing.upstreamMs += performance.now() - sentAt;
+          timing.exchanges += 1;
+        }
+      };
       const request = transport.request(url, {
         method: 'POST',
         agent: agents[url.protocol as 'http:' | 'https:'],
@@ -187,9 +195,9 @@ export async function createRemoteRenderer(config: RemoteRendererConfig, logger:
       request.end(body);
     });
 
-  const attempt = async (backend: Backend, body: string, signal: AbortSignal, requestId: string | undefined) => {
+  const attempt = async (backend: Backend, body: string, signal: AbortSignal, options: CaptureOptions) => {
     try {
-      return await send(backend, body, signal, requestId);
+      return await send(backend, body, signal, options);
     } catch (err) {
       if (err instanceof ConnectionFailure && !err.staleSocket) setReady(backend, false, { error: err.code });
       if (err instanceof ServiceUnavailable) setReady(backend, false, { status: 503 });
@@ -203,11 +211,12 @@ export async function createRemoteRenderer(config: RemoteRendererConfig, logger:
    * does not use up the one retry; each refused renderer is marked unready, so this ends.
    * `tried.last` is the renderer that gave the final answer.
    */
-  const sendSkippingRefused = async (backend: Backend, except: Backend | undefined, tried: { last: Backend }, body: string, signal: AbortSignal, requestId: string | undefined) => {
+  const sendSkippingRefused = async (backend: Backend, except: Backend | undefined, tried: { last: Backend }, body: string, signal: AbortSignal, options: CaptureOptions) => {
+    const { requestId } = options;
     for (let current = backend; ; ) {
       tried.last = current;
       try {
-        return await attempt(current, body, signal, requestId);
+        return await attempt(current, body, signal, options);
       } catch (err) {
         const refused = err instanceof ConnectionFailure && err.code === 'ECONNREFUSED' && !signal.aborted;
         const next = refused ? leastLoaded(listed, except) : undefined;
@@ -255,7 +264,7 @@ export async function createRemoteRenderer(config: RemoteRendererConfig, logger:
       if (!chosen) throw new ServiceUnavailable('Service unavailable: no renderer is ready', 5);
       const tried = { last: chosen };
       try {
-        return await sendSkippingRefused(chosen, undefined, tried, body, signal, requestId);
+        return await sendSkippingRefused(chosen, undefined, tried, body, signal, options);
       } catch (err) {
         const first = tried.last;
         if (timedOut()) {
@@ -272,7 +281,7 @@ export async function createRemoteRenderer(config: RemoteRendererConfig, logger:
         log.info({ renderer: first.origin, retryOn: second.origin, reason: reasonOf(err), requestId }, 'Renderer refused the capture before starting it; retrying on another');
         recordRendererRetry();
         try {
-          return await sendSkippingRefused(second, first, { last: second }, body, signal, requestId);
+          return await sendSkippingRefused(second, first, { last: second }, body, signal, options);
         } catch (retryErr) {
           if (timedOut()) throw new NavigationTimeout('Navigation timeout: the page took too long to load or respond');
           if (retryErr instanceof ConnectionFailure) throw new ServiceUnavailable('Service unavailable: no renderer could be reached', 5);

@@ -4,6 +4,7 @@
  */
 import type { ImageFormat } from './capture/image-formats.ts';
 import type { ProfileName } from './capture/profiles.ts';
+import type { UpstreamTiming } from '../../../lib/http/server-timing.ts';
 
 export interface CaptureRequest {
   url: string;
@@ -55,6 +56,8 @@ export interface CaptureOptions {
   signal?: AbortSignal;
   /** The request's id, sent on to a remote renderer so that both services log the same one. */
   requestId?: string;
+  /** A remote renderer adds its time on the wire here (the API's Server-Timing); an in-process one has none. */
+  timing?: UpstreamTiming;
 }
 
 /** A point-in-time view of the pool, for /metrics and for capacity decisions. */

@@ -187,6 +187,29 @@ describe('balancing captures across renderer services (stub renderers behind the
     expect(renderer.isReady()).to.equal(true);
   });
 
+  it("tells the API's own time from the renderer's: Server-Timing on the answer, the overhead in /metrics", async () => {
+    const [a, b] = await startStubs(2, 150);
+    const { app } = await remoteApp(mutableEndpoints([a!.url, b!.url]), { RENDERER_PROBE_INTERVAL_MS: '60000' });
+    const overheadCount = async () => Number(/^viewfinder_api_dispatch_overhead_seconds_count (\S+)/m.exec((await request(app.callback()).get('/metrics')).text)?.[1]);
+    const before = await overheadCount();
+    for (let i = 0; i < 2; i++) {
+      const answer = await capture(app);
+      expect(answer.status).to.equal(200);
+      const timing = /^renderer;dur=([\d.]+), total;dur=([\d.]+)$/.exec(answer.headers['server-timing'] ?? '');
+      expect(timing, answer.headers['server-timing']).to.not.equal(null);
+      const [rendererMs, totalMs] = [Number(timing![1]), Number(timing![2])];
+      // The stub waited 150 ms (its waitMs); the time on the wire holds that and the HTTP exchange.
+      expect(rendererMs).to.be.at.least(answer.body.waitMs as number);
+      expect(totalMs).to.be.above(rendererMs);
+    }
+    expect((await overheadCount()) - before).to.equal(2);
+    // Requests that never reached a renderer carry no Server-Timing.
+    const invalid = await request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send({});
+    expect(invalid.status).to.equal(400);
+    expect(invalid.headers['server-timing']).to.equal(undefined);
+    expect(await overheadCount()).to.equal(before + 2);
+  });
+
   it('loses no capture when most renderers vanish unannounced: a refused connection does not use up the retry', async () => {
     const started = await startStubs(5, 20);
     const { app } = await remoteApp(mutableEndpoints(started.map((s) => s.url)), { RENDERER_PROBE_INTERVAL_MS: '60000' });

@@ -103,7 +103,7 @@ export async function captureScreenshot(
   const clientGone = abortWhenClientGoes(ctx);
   try {
     const { result, cached } = await captureThroughCache(cachePolicy, request, () =>
-      renderer.capture(request, { signal: clientGone.signal, requestId: ctx.state.requestId }),
+      renderer.capture(request, { signal: clientGone.signal, requestId: ctx.state.requestId, timing: ctx.state.upstreamTiming }),
     );
     const format = formatOf(request);
     const body: ScreenshotResponse = {
