@@ -45,8 +45,10 @@ export interface RemoteRendererConfig {
   timeoutMs: number;
   /** How long to wait for a TCP connection before trying another renderer. */
   connectTimeoutMs: number;
-  /** How often each renderer's /readyz is probed. */
+  /** How often each renderer's GET /v1/status is probed. */
   probeIntervalMs: number;
+  /** A status probe not answered in this time marks the renderer unavailable until the next one. */
+  probeTimeoutMs: number;
 }
 
 export interface RendererDiscoveryConfig {
@@ -90,6 +92,7 @@ function loadRemoteRendererConfig(env: Env, rendererCaptureTimeoutMs: number): R
     timeoutMs: readInt(env, 'RENDERER_TIMEOUT_MS', rendererCaptureTimeoutMs + 5000, { min: 1000 }),
     connectTimeoutMs: readInt(env, 'RENDERER_CONNECT_TIMEOUT_MS', 2000, { min: 100, max: 60_000 }),
     probeIntervalMs: readInt(env, 'RENDERER_PROBE_INTERVAL_MS', 2000, { min: 100, max: 60_000 }),
+    probeTimeoutMs: readInt(env, 'RENDERER_PROBE_TIMEOUT_MS', 1500, { min: 100, max: 60_000 }),
   };
 }
 

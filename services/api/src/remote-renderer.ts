@@ -57,7 +57,6 @@ class ConnectionFailure extends Error {
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'CONNECT_TIMEOUT']);
 /** Below the renderer service's keepAliveTimeout (65 s), so that idle sockets are closed by us. */
 const IDLE_SOCKET_MS = 4000;
-const PROBE_TIMEOUT_MS = 1500;
 
 export interface RemoteRenderer extends Renderer {
   /** Probes every renderer now; resolves when all have answered or timed out. */
@@ -91,7 +90,7 @@ export async function createRemoteRenderer(config: RemoteRendererConfig, logger:
 
   const probeOne = async (backend: Backend) => {
     try {
-      const response = await fetch(new URL(STATUS_PATH.slice(1), backend.base), { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+      const response = await fetch(new URL(STATUS_PATH.slice(1), backend.base), { signal: AbortSignal.timeout(config.probeTimeoutMs) });
       const status = (await response.json().catch(() => ({}))) as Partial<RendererStatus>;
       const ready = response.ok && status.ready === true && typeof status.capacity === 'number' && status.capacity >= 1;
       if (ready) recordLoad(backend, { capacity: status.capacity as number, inFlight: Number(status.inFlight) || 0, queued: Number(status.queued) || 0 });

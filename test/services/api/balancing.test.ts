@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createApp } from '../../../services/api/src/app.ts';
 import { estimatedBusy, leastLoaded, newBalancedBackend, captureStarted, captureEnded, recordLoad } from '../../../services/api/src/balancer.ts';
@@ -185,6 +187,24 @@ describe('balancing captures across renderer services (stub renderers behind the
     expect(a!.renderer.completed()).to.equal(0);
     expect(b!.renderer.completed()).to.equal(4);
     expect(renderer.isReady()).to.equal(true);
+  });
+
+  it('counts a renderer whose status probe outlasts RENDERER_PROBE_TIMEOUT_MS as not ready, and one within it as ready', async () => {
+    // A renderer that reports a free slot, 600 ms after being asked.
+    const slow = http.createServer((_req, res) => {
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ready: true, capacity: 1, inFlight: 0, queued: 0 })), 600);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+      const impatient = await remoteApp(mutableEndpoints([url]), { RENDERER_PROBE_INTERVAL_MS: '60000', RENDERER_PROBE_TIMEOUT_MS: '200' });
+      expect(impatient.renderer.isReady()).to.equal(false);
+      const patient = await remoteApp(mutableEndpoints([url]), { RENDERER_PROBE_INTERVAL_MS: '60000', RENDERER_PROBE_TIMEOUT_MS: '5000' });
+      expect(patient.renderer.isReady()).to.equal(true);
+    } finally {
+      slow.closeAllConnections();
+      slow.close();
+    }
   });
 
   it("tells the API's own time from the renderer's: Server-Timing on the answer, the overhead in /metrics", async () => {

@@ -225,7 +225,7 @@ describe('RENDERER_URL and related configuration', () => {
 
   it("defaults RENDERER_TIMEOUT_MS to the renderer's capture timeout plus 5 s, so that the renderer's own 408 comes first", () => {
     const config = load({ RENDERER_URL: 'http://r-0:3001', CAPTURE_TIMEOUT_MS: '20000' });
-    expect(config.remoteRenderer).to.include({ timeoutMs: 25_000, connectTimeoutMs: 2000, probeIntervalMs: 2000, token: undefined });
+    expect(config.remoteRenderer).to.include({ timeoutMs: 25_000, connectTimeoutMs: 2000, probeIntervalMs: 2000, probeTimeoutMs: 1500, token: undefined });
   });
 
   it('rejects a URL that is not http(s)', () => {
