@@ -129,7 +129,9 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
         log.warn({ pid: browser.process()?.pid }, 'Lost Chromium; a new one takes the next captures');
       },
       onRecycle: (browser, reason) => log.info({ pid: browser.process()?.pid, reason }, 'Recycling Chromium'),
-      preparePage: prepareCapturePage,
+      preparePage: async (page) => {
+        await Promise.all([prepareCapturePage(page), cleaner.preparePage(page)]);
+      },
       recycleAfterCaptures: config.recycleAfterCaptures,
       memoryLimitBytes: config.browserMemoryLimitBytes,
     }),

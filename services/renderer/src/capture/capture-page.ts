@@ -22,10 +22,18 @@ export interface CaptureLimits {
   settleHints: SettleHints;
 }
 
-/** What `removeAds: true` does to a page: set up before navigation, clean up once it is ready. */
+/**
+ * What `removeAds: true` does to a page: set up on the spare page before any capture takes it (it is
+ * the default), undone before navigation when the capture has it off, and the cleaning once the page
+ * is ready.
+ */
 export interface PageCleaner {
-  beforeNavigation(page: Page): Promise<void>;
-  beforeScreenshot(page: Page): Promise<void>;
+  preparePage(page: Page): Promise<void>;
+  beforeNavigation(page: Page, removeAds: boolean): Promise<void>;
+  /** Every pass: consent rules, cosmetic filters, notices, overlays. True when it changed the page. */
+  beforeScreenshot(page: Page): Promise<boolean>;
+  /** The passes that cost little (cosmetic filters, notices, overlays), for what appeared since. */
+  sweepAgain(page: Page): Promise<boolean>;
 }
 
 /** Shortest cap the hints may set: even a page that was always instant gets this long. */
@@ -45,13 +53,17 @@ export async function capturePage(
   await emulateMedia(page, request);
   const network = new NetworkMonitor(page, { longRequestMs: limits.longRequestMs });
   try {
-    if (request.removeAds) await cleaner?.beforeNavigation(page);
+    await cleaner?.beforeNavigation(page, request.removeAds);
     const navigationStarted = performance.now();
     await navigate(page, request.url, limits.navigationTimeoutMs, signal);
 
     const waitStarted = performance.now();
     if (request.waitForSelector !== undefined) {
       await waitForVisible(page, request.waitForSelector, navigationStarted + limits.navigationTimeoutMs, signal);
+    }
+    if (takesEarlyPicture(request)) {
+      const { image, waitMs } = await earlyPicture(page, request, profile, limits, network, cleaner, waitStarted, signal);
+      return encodedResult(image, request, false, waitMs);
     }
     await waitUntilReady(page, request, limits, network, waitStarted, signal);
     if (request.fullPage) {
@@ -66,17 +78,88 @@ export async function capturePage(
     if (request.removeAds) await cleaner?.beforeScreenshot(page);
     if (request.hideSelectors) await hideElements(page, request.hideSelectors);
     const { image, truncated } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
-    const format = request.format ?? DEFAULT_IMAGE_FORMAT;
-    const { width, height } = readImageSize(image, format);
-    return { image, format, width, height, fileSize: image.byteLength, truncated, waitMs };
+    return encodedResult(image, request, truncated, waitMs);
   } finally {
     network.stop();
   }
 }
 
+function encodedResult(image: Buffer, request: CaptureRequest, truncated: boolean, waitMs: number): CaptureResult {
+  const format = request.format ?? DEFAULT_IMAGE_FORMAT;
+  const { width, height } = readImageSize(image, format);
+  return { image, format, width, height, fileSize: image.byteLength, truncated, waitMs };
+}
+
+/** A viewport capture on the smart wait: the kind whose picture can be taken while the last calm frames pass. */
+function takesEarlyPicture(request: CaptureRequest): boolean {
+  return request.wait === undefined && !request.fullPage && request.selector === undefined;
+}
+
+/**
+ * Takes the picture once the page is ready but for its last calm frames, and checks afterwards that
+ * nothing changed from the start of the cleaning to the end of the picture: the calm frames pass
+ * while Chromium encodes the image instead of before it. When the cleaning changed the page (an ad
+ * hidden, a notice answered, hideSelectors), or the page changed meanwhile, it waits for the calm
+ * frames as before, cleans what appeared since, and takes the picture then.
+ */
+async function earlyPicture(
+  page: Page,
+  request: CaptureRequest,
+  profile: Profile,
+  limits: CaptureLimits,
+  network: NetworkMonitor,
+  cleaner: PageCleaner | undefined,
+  waitStarted: number,
+  signal?: AbortSignal,
+): Promise<{ image: Buffer; waitMs: number }> {
+  const deadline = await waitUntilReady(page, request, limits, network, waitStarted, signal, 0);
+  const cleaningStarted = performance.now();
+  const activity = network.lastActivity;
+  const cleaned = (request.removeAds && (await cleaner?.beforeScreenshot(page))) || request.hideSelectors !== undefined;
+  if (request.hideSelectors) await hideElements(page, request.hideSelectors);
+  if (!cleaned) {
+    const requested = performance.now();
+    const { image } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
+    if (await unchangedSince(page, network, cleaningStarted, activity, limits.smartWait.calmFrames * FRAME_MS)) {
+      return { image, waitMs: Math.round(requested - waitStarted) };
+    }
+  }
+  await smartWait(page, network, limits.smartWait, deadline, false);
+  signal?.throwIfAborted();
+  if (request.removeAds) await (cleaned ? cleaner?.sweepAgain(page) : cleaner?.beforeScreenshot(page));
+  if (request.hideSelectors) await hideElements(page, request.hideSelectors);
+  const requested = performance.now();
+  const { image } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
+  return { image, waitMs: Math.round(requested - waitStarted) };
+}
+
+/** One animation frame at 60 Hz, as the readiness probe counts calm frames. */
+const FRAME_MS = 16.7;
+
+/**
+ * True when nothing changed since `since` (performance.now() clock): no request started or ended
+ * after `activity`, and in every frame no DOM change or layout shift for at least that long, and at
+ * least `calmMs`. Measured on the page's clock before the answer reaches us, so it errs towards
+ * "changed".
+ */
+async function unchangedSince(page: Page, network: NetworkMonitor, since: number, activity: number, calmMs: number): Promise<boolean> {
+  if (network.lastActivity !== activity || network.pending() > 0) return false;
+  // A frame gone or replaced meanwhile changed the picture: 0.
+  const quietMs = await Promise.all(page.frames().map((frame) => frame.evaluate(msSinceChangeInPage).catch(() => 0)));
+  const needed = Math.max(calmMs, performance.now() - since);
+  return quietMs.every((ms) => ms >= needed);
+}
+
+/** Runs inside the page: ms since the readiness probe last saw a change (a document without it never changes). */
+function msSinceChangeInPage(): number {
+  const probe = (window as unknown as Record<string, { msSinceChange(): number } | undefined>)['__viewfinderReadiness'];
+  return probe ? probe.msSinceChange() : Number.MAX_SAFE_INTEGER;
+}
+
 /**
  * With `wait`: the load event (bounded by the smart-wait cap), then exactly `wait` ms.
- * Without: the smart wait, capped by what past captures of the same page needed.
+ * Without: the smart wait, capped by what past captures of the same page needed; `calmFrames`
+ * overrides the settings' (0: ready but for the calm frames). Resolves to the smart wait's deadline.
  */
 async function waitUntilReady(
   page: Page,
@@ -85,16 +168,18 @@ async function waitUntilReady(
   network: NetworkMonitor,
   started: number,
   signal?: AbortSignal,
-): Promise<void> {
+  calmFrames = limits.smartWait.calmFrames,
+): Promise<number> {
   if (request.wait !== undefined) {
     await waitForLoadEvent(page, started + limits.smartWait.maxMs);
     await sleep(request.wait, signal);
-    return;
+    return started + limits.smartWait.maxMs;
   }
-  const cap = limits.settleHints.capFor(request.url, MIN_HINTED_WAIT_MS, limits.smartWait.maxMs);
-  await smartWait(page, network, limits.smartWait, started + cap, request.fullPage);
+  const deadline = started + limits.settleHints.capFor(request.url, MIN_HINTED_WAIT_MS, limits.smartWait.maxMs);
+  await smartWait(page, network, { ...limits.smartWait, calmFrames }, deadline, request.fullPage);
   limits.settleHints.record(request.url, performance.now() - started);
   signal?.throwIfAborted();
+  return deadline;
 }
 
 async function navigate(page: Page, url: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {

@@ -3,8 +3,13 @@ import { Request, type PuppeteerBlocker, type RequestType } from '@ghostery/adbl
 import type { CDPSession, Frame, Page, Protocol } from 'puppeteer-core';
 
 export interface AdBlocking {
-  /** Hides what the cosmetic rules match in every frame's current DOM; awaited, so the screenshot sees it. */
-  hideAds(): Promise<void>;
+  /**
+   * Hides what the cosmetic rules match in every frame's current DOM; awaited, so the screenshot
+   * sees it. True when it changed the page (styles added, a blocked frame removed).
+   */
+  hideAds(): Promise<boolean>;
+  /** Lets every request through unpaused and hides nothing: for a capture with removeAds off. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -15,15 +20,20 @@ export interface AdBlocking {
  * ads already collapsed), and hideAds() adds the rules for classes and ids that appeared since.
  */
 export async function enableAdBlocking(page: Page, blocker: PuppeteerBlocker): Promise<AdBlocking> {
-  await interceptRequests(page, blocker);
+  const session = await interceptRequests(page, blocker);
 
   const seen = new WeakMap<Frame, FrameFeatures>();
-  const hide = (frame: Frame) => hideInFrame(frame, blocker, seen).catch(() => {});
-  page.on('domcontentloaded', () => void hide(page.mainFrame()));
+  const hide = (frame: Frame) => hideInFrame(frame, blocker, seen).catch(() => false);
+  const hideOnLoad = () => void hide(page.mainFrame());
+  page.on('domcontentloaded', hideOnLoad);
 
   return {
     async hideAds() {
-      await Promise.all(page.frames().map(hide));
+      return (await Promise.all(page.frames().map(hide))).some(Boolean);
+    },
+    async stop() {
+      page.off('domcontentloaded', hideOnLoad);
+      await session.detach();
     },
   };
 }
@@ -36,7 +46,7 @@ export async function enableAdBlocking(page: Page, blocker: PuppeteerBlocker): P
  * On a session puppeteer does not know about, its events stay as prompt as without blocking, and
  * other interceptors on the page (the network guard) are left alone.
  */
-async function interceptRequests(page: Page, blocker: PuppeteerBlocker): Promise<void> {
+async function interceptRequests(page: Page, blocker: PuppeteerBlocker): Promise<CDPSession> {
   const session = await page.createCDPSession();
   // Asked for beside Fetch.enable, not before it: one round trip less before the navigation starts.
   const mainFrameId = session.send('Page.getFrameTree').then(({ frameTree }) => frameTree.frame.id);
@@ -48,6 +58,7 @@ async function interceptRequests(page: Page, blocker: PuppeteerBlocker): Promise
       });
   });
   await Promise.all([mainFrameId, session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] })]);
+  return session;
 }
 
 async function decide(
@@ -86,10 +97,11 @@ interface FrameFeatures {
   hrefs: Set<string>;
 }
 
-async function hideInFrame(frame: Frame, blocker: PuppeteerBlocker, seen: WeakMap<Frame, FrameFeatures>): Promise<void> {
-  if (frame.detached) return;
+/** True when it changed the frame. */
+async function hideInFrame(frame: Frame, blocker: PuppeteerBlocker, seen: WeakMap<Frame, FrameFeatures>): Promise<boolean> {
+  if (frame.detached) return false;
   const url = frame.url();
-  if (!/^https?:/.test(url)) return;
+  if (!/^https?:/.test(url)) return false;
 
   let known = seen.get(frame);
   const firstPass = known?.url !== url;
@@ -113,24 +125,23 @@ async function hideInFrame(frame: Frame, blocker: PuppeteerBlocker, seen: WeakMa
     getInjectionRules: false,
     getExtendedRules: false,
   });
-  if (!active) return;
-  await Promise.all([
-    styles.length > 0 ? frame.addStyleTag({ content: styles }) : undefined,
-    removeBlockedFrames(frame, blocker),
-  ]);
+  if (!active) return false;
+  const [, framesRemoved] = await Promise.all([styles.length > 0 ? frame.addStyleTag({ content: styles }) : undefined, removeBlockedFrames(frame, blocker)]);
+  return styles.length > 0 || framesRemoved;
 }
 
 /** An ad iframe whose request was blocked would show Chromium's "blocked" page: remove the element instead. */
-async function removeBlockedFrames(frame: Frame, blocker: PuppeteerBlocker): Promise<void> {
+async function removeBlockedFrames(frame: Frame, blocker: PuppeteerBlocker): Promise<boolean> {
   const sourceUrl = frame.page().url();
   const sources = await frame.evaluate(() => Array.from(document.querySelectorAll('iframe[src]'), (iframe) => (iframe as HTMLIFrameElement).src));
   const blocked = sources.filter((url) => /^https?:/.test(url) && blocker.match(Request.fromRawDetails({ url, sourceUrl, type: 'sub_frame' })).match);
-  if (blocked.length === 0) return;
+  if (blocked.length === 0) return false;
   await frame.evaluate((urls: string[]) => {
     for (const iframe of Array.from(document.querySelectorAll('iframe[src]'))) {
       if (urls.includes((iframe as HTMLIFrameElement).src)) iframe.remove();
     }
   }, blocked);
+  return true;
 }
 
 function unseen(known: Set<string>, values: string[]): string[] {

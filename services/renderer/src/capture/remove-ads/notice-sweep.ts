@@ -1,4 +1,5 @@
 import type { Page } from 'puppeteer-core';
+import { OVERLAY_LIMITS, sweepOverlaysInPage, type OverlaySweepResult } from './overlay-sweep.ts';
 import { ACCEPT_LABEL, ACKNOWLEDGE_LABEL, NOTICE_TEXT, REJECT_LABEL } from './consent-words.ts';
 
 /*
@@ -35,10 +36,26 @@ export interface NoticeSweepResult {
 /**
  * Finds the notices in the main frame and answers each: a click on its refusal, else on its
  * acknowledgement ("OK", "Got it"); one that offers only consent is hidden, never accepted.
- * Resolves to the number of notices clicked; call hideNoticesLeft once their closing transitions ran.
+ * Resolves to how many were clicked and hidden; call hideNoticesLeft once the clicked ones' closing transitions ran.
  */
-export function answerNotices(page: Page): Promise<number> {
-  return page.evaluate(noticesInPage, NOTICE_LIMITS, WORDS, 'answer' as const).then((result) => result.clicked);
+export function answerNotices(page: Page): Promise<NoticeSweepResult> {
+  return page.evaluate(noticesInPage, NOTICE_LIMITS, WORDS, 'answer' as const);
+}
+
+export interface NoticesThenOverlays {
+  notices: NoticeSweepResult;
+  /** Absent when a notice was clicked: the overlays are swept once its closing transition ran. */
+  swept?: OverlaySweepResult;
+}
+
+/** answerNotices and, when it clicked nothing, sweepOverlays in the same evaluation: one round trip for most pages. */
+const NOTICES_THEN_OVERLAYS = `(() => {
+  const notices = (${noticesInPage})(${JSON.stringify(NOTICE_LIMITS)}, ${JSON.stringify(WORDS)}, 'answer');
+  return notices.clicked > 0 ? { notices } : { notices, swept: (${sweepOverlaysInPage})(${JSON.stringify(OVERLAY_LIMITS)}) };
+})()`;
+
+export function answerNoticesThenSweep(page: Page): Promise<NoticesThenOverlays> {
+  return page.evaluate(NOTICES_THEN_OVERLAYS) as Promise<NoticesThenOverlays>;
 }
 
 /** Hides every notice still shown: what was only-accept, or did not close when clicked. */

@@ -35,7 +35,7 @@ export function sweepOverlays(page: Page): Promise<OverlaySweepResult> {
  * that holds the page's main content or navigation. Then lifts `overflow: hidden` from html and body.
  * Self-contained: it is serialized into the page.
  */
-function sweepOverlaysInPage(limits: typeof OVERLAY_LIMITS): OverlaySweepResult {
+export function sweepOverlaysInPage(limits: typeof OVERLAY_LIMITS): OverlaySweepResult {
   const viewportArea = window.innerWidth * window.innerHeight;
   const body = document.body;
   if (!body || viewportArea === 0) return { removed: 0, unlocked: false };

@@ -4,7 +4,7 @@ import type { PageCleaner } from '../capture-page.ts';
 import { enableAdBlocking, type AdBlocking } from './ad-blocking.ts';
 import { COOKIE_NOTICE_LIST, loadAdblockEngine } from './adblock-engine.ts';
 import { createConsentHandling, loadConsentScripts } from './consent.ts';
-import { answerNotices, hideNoticesLeft } from './notice-sweep.ts';
+import { answerNotices, answerNoticesThenSweep, hideNoticesLeft } from './notice-sweep.ts';
 import { sweepOverlays } from './overlay-sweep.ts';
 
 /** How long the screenshot waits for autoconsent to finish with a banner it found (or to look at the last DOM changes). */
@@ -34,37 +34,72 @@ export async function createPageCleaner(options: PageCleanerOptions, logger: Log
   const blocker = engine?.blocker;
   const consent = createConsentHandling(loadConsentScripts());
   const sessions = new WeakMap<Page, AdBlocking>();
+  /** Spare pages set up for removeAds (the default) before a capture took them. */
+  const prepared = new WeakSet<Page>();
   if (engine) log.info({ source: engine.source, lists: engine.lists.length }, 'Loaded the ad-blocking engine');
+
+  const setUp = async (page: Page) => {
+    // Cosmetic styles and autoconsent's prehiding are <style> elements; a strict CSP would refuse them.
+    const [, adBlocking] = await Promise.all([page.setBypassCSP(true), blocker ? enableAdBlocking(page, blocker) : undefined]);
+    if (adBlocking) sessions.set(page, adBlocking);
+    prepared.add(page);
+  };
+  /** On a spare page; one that could not be set up is set up again by the capture that takes it. */
+  const preparePage = (page: Page) => setUp(page).catch((err: Error) => log.debug({ err: err.message }, 'Could not prepare a spare page for removeAds'));
+
+  /**
+   * What no rule knew, answered with a refusal or an acknowledgement (then hidden if still shown),
+   * then the overlays left. True when it changed the page.
+   */
+  const sweep = async (page: Page, consentActed: boolean): Promise<boolean> => {
+    // After a consent banner was answered, its closing transition runs before the overlays are looked at.
+    const { notices, swept: sweptAlready } = consentActed ? { notices: await answerNotices(page) } : await answerNoticesThenSweep(page);
+    if (consentActed || notices.clicked > 0) await finishTransitions(page, TRANSITION_MAX_MS);
+    // The first pass already hid what it could not answer; a second is for what did not close when answered.
+    const noticesHidden = notices.clicked > 0 ? await hideNoticesLeft(page) : 0;
+    const swept = sweptAlready ?? (await sweepOverlays(page));
+    const changed = notices.clicked + notices.hidden + noticesHidden + swept.removed > 0 || swept.unlocked;
+    if (changed || consentActed) log.debug({ ...swept, consentActed, noticesClicked: notices.clicked, noticesHidden: notices.hidden + noticesHidden }, 'Cleaned the page');
+    return changed;
+  };
+
+  /** The page may navigate or crash under us; the screenshot is still worth taking, and counts as changed. */
+  const cleaning = async (run: () => Promise<boolean>): Promise<boolean> => {
+    try {
+      return await run();
+    } catch (err) {
+      log.debug({ err: (err as Error).message }, 'Could not finish cleaning the page');
+      return true;
+    }
+  };
 
   return {
     adblock: engine?.source ?? 'off',
 
-    async beforeNavigation(page) {
-      // Cosmetic styles and autoconsent's prehiding are <style> elements; a strict CSP would refuse them.
-      const [, adBlocking] = await Promise.all([page.setBypassCSP(true), blocker ? enableAdBlocking(page, blocker) : undefined]);
-      if (adBlocking) sessions.set(page, adBlocking);
+    preparePage,
+
+    async beforeNavigation(page, removeAds) {
+      if (!prepared.has(page)) return removeAds ? setUp(page) : undefined;
+      if (removeAds) return;
+      // Prepared for the default, but this capture keeps its ads: nothing paused, nothing injected.
+      prepared.delete(page);
+      const adBlocking = sessions.get(page);
+      sessions.delete(page);
+      await Promise.all([page.setBypassCSP(false), adBlocking?.stop()]);
     },
 
-    async beforeScreenshot(page) {
-      try {
-        const [consentActed] = await Promise.all([
-          consent.answer(page, CONSENT_SETTLE_MAX_MS),
-          sessions.get(page)?.hideAds(),
-        ]);
-        // What no rule knew: answered with a refusal or an acknowledgement, then hidden if still shown.
-        const noticesClicked = await answerNotices(page);
-        if (consentActed || noticesClicked > 0) await finishTransitions(page, TRANSITION_MAX_MS);
-        // The first pass already hid what it could not answer; a second is for what did not close when answered.
-        const noticesHidden = noticesClicked > 0 ? await hideNoticesLeft(page) : 0;
-        const swept = await sweepOverlays(page);
-        if (swept.removed > 0 || swept.unlocked || noticesClicked > 0 || noticesHidden > 0) {
-          log.debug({ ...swept, consentActed, noticesClicked, noticesHidden }, 'Cleaned the page');
-        }
-      } catch (err) {
-        // The page may navigate or crash under us; the screenshot is still worth taking.
-        log.debug({ err: (err as Error).message }, 'Could not finish cleaning the page');
-      }
-    },
+    beforeScreenshot: (page) =>
+      cleaning(async () => {
+        const [consentActed, adsHidden] = await Promise.all([consent.answer(page, CONSENT_SETTLE_MAX_MS), sessions.get(page)?.hideAds() ?? false]);
+        const swept = await sweep(page, consentActed);
+        return consentActed || adsHidden || swept;
+      }),
+
+    sweepAgain: (page) =>
+      cleaning(async () => {
+        const adsHidden = (await sessions.get(page)?.hideAds()) ?? false;
+        return (await sweep(page, false)) || adsHidden;
+      }),
   };
 }
 
