@@ -45,6 +45,32 @@ describe('smart wait (real Chromium)', () => {
     });
   }
 
+  /** The RGB of the pixel at (x, y) of a capture. */
+  const pixelAt = (png: Buffer, x: number, y: number) => {
+    const image = PNG.sync.read(png);
+    const offset = (image.width * y + x) * 4;
+    return [image.data[offset], image.data[offset + 1], image.data[offset + 2]];
+  };
+  /** A script that runs `last` after `frames` animation frames from the load event, changing the page on each: no timer the probe counts. */
+  const afterFrames = (frames: number, each: string, last: string) =>
+    `<script>addEventListener("load",()=>{let n=0;const step=()=>{if(++n<${frames}){${each};requestAnimationFrame(step)}else{${last}}};requestAnimationFrame(step)})</script>`;
+
+  it('does not keep a picture taken early when the page changed while it was taken (animation frames, which no timer check sees)', async () => {
+    const page = `/echo?html=${encodeURIComponent(
+      `<body style="margin:0;height:100vh;background:#ff0000">${afterFrames(12, 'document.body.style.background="rgb("+(20*n)+",0,0)"', 'document.body.style.background="#00ff00"')}`,
+    )}`;
+    for (let i = 0; i < 3; i++) expect(pixelAt((await renderer.capture(request(page))).image, 640, 360), `capture ${i}`).to.deep.equal([0, 255, 0]);
+  });
+
+  it('with removeAds, answers a notice that appears a few frames after load, after the first cleaning found nothing', async () => {
+    const banner =
+      'const b=document.createElement("div");b.id="notice";b.style.cssText="position:fixed;left:0;right:0;bottom:0;height:120px;background:#0000ff;color:#fff";' +
+      'b.innerHTML="<p>We use cookies to improve your experience.</p><button>Reject all</button><button>Accept all</button>";' +
+      'b.querySelector("button").onclick=()=>b.remove();document.body.append(b)';
+    const page = `/echo?html=${encodeURIComponent(`<body style="margin:0;height:100vh;background:#00ff00"><p>Article text.</p>${afterFrames(6, 'document.body.dataset.step=n', banner)}`)}`;
+    for (let i = 0; i < 3; i++) expect(pixelAt((await renderer.capture(request(page, { removeAds: true }))).image, 640, 700), `capture ${i}`).to.deep.equal([0, 255, 0]);
+  });
+
   it('waits for the load event before a fixed `wait`, then waits exactly that long on top', async () => {
     // The content paints 700 ms after load; the load event itself waits for a 1.5 s image.
     const page = `/echo?html=${encodeURIComponent(

@@ -30,6 +30,8 @@ export interface CaptureLimits {
 export interface PageCleaner {
   preparePage(page: Page): Promise<void>;
   beforeNavigation(page: Page, removeAds: boolean): Promise<void>;
+  /** Resolves once what it started by itself while the page loaded (the first cosmetic pass) is done. */
+  settled(page: Page): Promise<void>;
   /** Every pass: consent rules, cosmetic filters, notices, overlays. True when it changed the page. */
   beforeScreenshot(page: Page): Promise<boolean>;
   /** The passes that cost little (cosmetic filters, notices, overlays), for what appeared since. */
@@ -113,6 +115,8 @@ async function earlyPicture(
   signal?: AbortSignal,
 ): Promise<{ image: Buffer; waitMs: number }> {
   const deadline = await waitUntilReady(page, request, limits, network, waitStarted, signal, 0);
+  // Its own changes to the page so far are part of the page the cleaning starts from.
+  if (request.removeAds) await cleaner?.settled(page);
   const cleaningStarted = performance.now();
   const activity = network.lastActivity;
   const cleaned = (request.removeAds && (await cleaner?.beforeScreenshot(page))) || request.hideSelectors !== undefined;

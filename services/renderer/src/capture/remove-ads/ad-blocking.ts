@@ -8,6 +8,8 @@ export interface AdBlocking {
    * sees it. True when it changed the page (styles added, a blocked frame removed).
    */
   hideAds(): Promise<boolean>;
+  /** Resolves once the passes already started (the one at DOMContentLoaded) have finished. */
+  settled(): Promise<void>;
   /** Lets every request through unpaused and hides nothing: for a capture with removeAds off. */
   stop(): Promise<void>;
 }
@@ -23,13 +25,23 @@ export async function enableAdBlocking(page: Page, blocker: PuppeteerBlocker): P
   const session = await interceptRequests(page, blocker);
 
   const seen = new WeakMap<Frame, FrameFeatures>();
-  const hide = (frame: Frame) => hideInFrame(frame, blocker, seen).catch(() => false);
+  // One pass at a time per frame: a pass that starts while the one from DOMContentLoaded still runs
+  // waits for it, and then only asks about what is new.
+  const passes = new WeakMap<Frame, Promise<boolean>>();
+  const hide = (frame: Frame) => {
+    const pass = (passes.get(frame) ?? Promise.resolve(false)).then(() => hideInFrame(frame, blocker, seen)).catch(() => false);
+    passes.set(frame, pass);
+    return pass;
+  };
   const hideOnLoad = () => void hide(page.mainFrame());
   page.on('domcontentloaded', hideOnLoad);
 
   return {
     async hideAds() {
       return (await Promise.all(page.frames().map(hide))).some(Boolean);
+    },
+    async settled() {
+      await Promise.all(page.frames().map((frame) => passes.get(frame)));
     },
     async stop() {
       page.off('domcontentloaded', hideOnLoad);
@@ -126,7 +138,11 @@ async function hideInFrame(frame: Frame, blocker: PuppeteerBlocker, seen: WeakMa
     getExtendedRules: false,
   });
   if (!active) return false;
-  const [, framesRemoved] = await Promise.all([styles.length > 0 ? frame.addStyleTag({ content: styles }) : undefined, removeBlockedFrames(frame, blocker)]);
+  // A blocked ad iframe is a child frame still (showing Chromium's error page): without any, there is none to remove.
+  const [, framesRemoved] = await Promise.all([
+    styles.length > 0 ? frame.addStyleTag({ content: styles }) : undefined,
+    frame.childFrames().length > 0 ? removeBlockedFrames(frame, blocker) : false,
+  ]);
   return styles.length > 0 || framesRemoved;
 }
 

@@ -88,17 +88,25 @@ export async function createPageCleaner(options: PageCleanerOptions, logger: Log
       await Promise.all([page.setBypassCSP(false), adBlocking?.stop()]);
     },
 
+    settled: async (page) => {
+      await sessions.get(page)?.settled();
+    },
+
     beforeScreenshot: (page) =>
       cleaning(async () => {
-        const [consentActed, adsHidden] = await Promise.all([consent.answer(page, CONSENT_SETTLE_MAX_MS), sessions.get(page)?.hideAds() ?? false]);
-        const swept = await sweep(page, consentActed);
+        // The cosmetic filters and the notice passes look at different elements, so they run side by side;
+        // the notices wait for autoconsent, which answers the banners it knows first.
+        const [[consentActed, swept], adsHidden] = await Promise.all([
+          consent.answer(page, CONSENT_SETTLE_MAX_MS).then(async (acted) => [acted, await sweep(page, acted)] as const),
+          sessions.get(page)?.hideAds() ?? false,
+        ]);
         return consentActed || adsHidden || swept;
       }),
 
     sweepAgain: (page) =>
       cleaning(async () => {
-        const adsHidden = (await sessions.get(page)?.hideAds()) ?? false;
-        return (await sweep(page, false)) || adsHidden;
+        const [adsHidden, swept] = await Promise.all([sessions.get(page)?.hideAds() ?? false, sweep(page, false)]);
+        return adsHidden || swept;
       }),
   };
 }
