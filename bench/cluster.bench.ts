@@ -17,6 +17,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openSqliteStore } from '../lib/store/sqlite.ts';
+import { processTree } from '../services/renderer/src/process-memory.ts';
 import { startFakeKubeApiServer } from '../test/support/fake-kube-apiserver.ts';
 import { startFixtureServer } from '../test/support/fixture-server.ts';
 import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../test/support/processes.ts';
@@ -199,7 +200,17 @@ try {
   const inFlightAtKill = (await status(r3))?.inFlight ?? 0;
   const killAt = performance.now();
   const killExit = once(r3.child, 'exit');
+  // On Kubernetes the container's Chromium dies with it; here it would be orphaned and keep using
+  // the cores that the rest of the bench measures, so it goes too.
+  const chromium = (processTree(r3.child.pid!) ?? []).filter((pid) => pid !== r3.child.pid);
   r3.child.kill('SIGKILL');
+  for (const pid of chromium) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
   await killExit;
   await sleep(2000);
   await publish(3, r3, 'gone');
