@@ -41,12 +41,3 @@ export function dirsUnder(root: string): string[] {
     return [];
   }
 }
-
-/** Polls `condition` every 50 ms until it holds; fails after `timeoutMs` with `what`. */
-export async function eventually(what: string, condition: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

@@ -8,6 +8,7 @@ import { createRemoteRenderer, type RemoteRenderer } from '../../../services/api
 import type { RendererEndpoints } from '../../../services/api/src/renderer-endpoints.ts';
 import { silentLogger, testConfig } from '../../support/harness.ts';
 import { startStubRenderer, type StubRendererService } from '../../support/stub-renderer.ts';
+import { eventually } from '../../support/eventually.ts';
 
 /** A discovery source the test changes by hand, as the EndpointSlice watcher would. */
 function mutableEndpoints(initial: string[]): RendererEndpoints & { set(urls: string[]): void } {
@@ -24,13 +25,6 @@ function mutableEndpoints(initial: string[]): RendererEndpoints & { set(urls: st
   };
 }
 
-async function eventually(what: string, probe: () => boolean | Promise<boolean>, attempts = 400): Promise<void> {
-  for (let i = 0; i < attempts; i++) {
-    if (await probe()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`never happened: ${what}`);
-}
 
 describe('the balancer (least-loaded choice)', () => {
   it('prefers a renderer with a free slot over a full one, whatever the order', () => {

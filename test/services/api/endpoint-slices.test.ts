@@ -11,6 +11,7 @@ import type { RendererEndpoints } from '../../../services/api/src/renderer-endpo
 import { startFakeKubeApiServer } from '../../support/fake-kube-apiserver.ts';
 import { silentLogger, testConfig } from '../../support/harness.ts';
 import { startStubRenderer, type StubRendererService } from '../../support/stub-renderer.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const SERVICE = 'viewfinder-renderer';
 
@@ -28,13 +29,6 @@ function slice(name: string, port: number, endpoints: Array<{ ip: string; ready?
   };
 }
 
-async function eventually(what: string, probe: () => boolean | Promise<boolean>, attempts = 400): Promise<void> {
-  for (let i = 0; i < attempts; i++) {
-    if (await probe()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`never happened: ${what}`);
-}
 
 describe('readyRendererUrls (which EndpointSlice endpoints take captures)', () => {
   it('keeps ready endpoints (a missing ready means ready), drops not-ready and terminating ones', () => {

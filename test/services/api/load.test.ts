@@ -3,7 +3,8 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { processTreeRss } from '../../../services/renderer/src/process-memory.ts';
 import type { Renderer } from '../../../services/renderer/src/renderer.ts';
-import { browserPidsUnder, eventually, uniqueTempRoot } from '../../support/chromium-processes.ts';
+import { browserPidsUnder, uniqueTempRoot } from '../../support/chromium-processes.ts';
+import { eventually } from '../../support/eventually.ts';
 import { startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
 import { appWith, startRenderer, testConfig } from '../../support/harness.ts';
 

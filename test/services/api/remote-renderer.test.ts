@@ -13,18 +13,11 @@ import { closedPort, page, startFixtureServer, type FixtureServer } from '../../
 import { decodeDataUri, sharedRenderer, silentLogger, startRenderer, testConfig } from '../../support/harness.ts';
 import { captureLog } from '../../support/log-capture.ts';
 import { sampleValue, startRendererService, type RendererService } from '../../support/renderer-service.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const RED: [number, number, number] = [255, 0, 0];
 const BLUE: [number, number, number] = [0, 0, 255];
 
-/** Polls `probe` every 50 ms until it returns true; fails after `attempts` tries. */
-async function eventually(what: string, probe: () => Promise<boolean> | boolean, attempts = 400): Promise<void> {
-  for (let i = 0; i < attempts; i++) {
-    if (await probe()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`never happened: ${what}`);
-}
 
 describe('dispatch to renderer services (RENDERER_URL, real Chromium behind HTTP)', () => {
   let fixtures: FixtureServer;

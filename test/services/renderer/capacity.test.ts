@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
 import { appWith, startRenderer, testConfig } from '../../support/harness.ts';
-import { eventually } from '../../support/chromium-processes.ts';
+import { eventually } from '../../support/eventually.ts';
 import type { CaptureRequest, Renderer } from '../../../services/renderer/src/renderer.ts';
 
 /** Capacity with real Chromium: concurrency, a bounded queue, a deadline that counts queue time, cancellation. */

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
 import { startRenderer, testConfig } from '../../support/harness.ts';
-import { browserPidsUnder, dirsUnder, eventually, uniqueTempRoot } from '../../support/chromium-processes.ts';
+import { browserPidsUnder, dirsUnder, uniqueTempRoot } from '../../support/chromium-processes.ts';
+import { eventually } from '../../support/eventually.ts';
 import type { CaptureRequest, Renderer } from '../../../services/renderer/src/renderer.ts';
 
 /** Crash, hang and recycling with real Chromium, and the per-browser directories that must not outlive it. */
