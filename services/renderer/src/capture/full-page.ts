@@ -34,7 +34,13 @@ export async function revealLazyContent(
     const bottom = Math.min(await documentHeight(page), maxCssHeight);
     if (top + viewportHeight >= bottom) break;
     top += viewportHeight;
-    await page.evaluate((y) => window.scrollTo({ top: y, left: 0, behavior: 'instant' }), top);
+    // Two frames after the scroll, so that intersection observers and scroll handlers have run (and
+    // their changes count) before the smart wait looks: a scroll itself is no DOM change, and a page
+    // scrolled past in one frame never saw its content come into view.
+    await page.evaluate(async (y) => {
+      window.scrollTo({ top: y, left: 0, behavior: 'instant' });
+      await new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve())));
+    }, top);
     await smartWait(page, network, stepSettings, Math.min(deadline, performance.now() + STEP_MAX_MS), false);
   }
   if (top > 0) {
