@@ -168,7 +168,7 @@ registerUserCommands(program, withStore);
 
 program
   .command('usage')
-  .description('captures, failures and PNG bytes per site and per key')
+  .description('captures, failures and image bytes per site and per key')
   .requiredOption(...ACCOUNT)
   .action(onAccount((ops) => ops.usage()));
 

@@ -71,7 +71,7 @@ export interface IssuedKey {
 export interface Usage {
   captures: number;
   failures: number;
-  /** PNG bytes returned by successful captures. */
+  /** Image bytes (PNG, JPEG or WebP) returned by successful captures. */
   bytes: number;
 }
 

@@ -16,7 +16,7 @@
  *   GET /v1/status      200 {ready, draining, capacity, freeSlots, inFlight, queued}: cheap, no token, for the
  *                       API's balancer between captures
  *
- * PNG bytes travel raw rather than base64 in JSON: a third smaller, and nothing to decode.
+ * Image bytes travel raw rather than base64 in JSON: a third smaller, and nothing to decode.
  */
 import { Ajv } from 'ajv';
 import type { IncomingHttpHeaders } from 'node:http';

@@ -7,7 +7,7 @@ import { selectField } from '../fields.ts';
 import { html } from '../html.ts';
 
 /**
- * Usage: captures, failures and PNG bytes per day over the last DAYS days, for the whole account,
+ * Usage: captures, failures and image bytes per day over the last DAYS days, for the whole account,
  * one site or one key (chosen with a GET form, so the view is a link), plus the totals per site
  * and per key since the start.
  */
@@ -77,7 +77,7 @@ export async function showUsage(page: PageContext): Promise<void> {
       { label: 'Captures', className: 'bar-captures', values: captures },
       { label: 'Failures', className: 'bar-failures', values: failures },
     ])}
-    ${barChart('bytes-chart', `PNG bytes returned per day, last ${DAYS} days (UTC)`, days, [{ label: 'Bytes', className: 'bar-captures', values: bytes }], formatBytes)}
+    ${barChart('bytes-chart', `Image bytes returned per day, last ${DAYS} days (UTC)`, days, [{ label: 'Bytes', className: 'bar-captures', values: bytes }], formatBytes)}
     <details>
       <summary>The numbers per day</summary>
       <div class="table-wrap"><table>

@@ -57,7 +57,7 @@ export const issuedKeySchema: JsonSchema = {
 const counts: JsonSchema = {
   type: 'object',
   required: ['captures', 'failures', 'bytes'],
-  properties: { captures: { type: 'integer' }, failures: { type: 'integer' }, bytes: { type: 'integer', description: 'PNG bytes returned' } },
+  properties: { captures: { type: 'integer' }, failures: { type: 'integer' }, bytes: { type: 'integer', description: 'Image bytes returned (PNG, JPEG or WebP)' } },
 };
 
 export const usageSchema: JsonSchema = {

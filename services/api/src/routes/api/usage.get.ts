@@ -6,7 +6,7 @@ export const usageRoute: ApiRoute = {
   method: 'GET',
   path: '/api/usage',
   operationId: 'getUsage',
-  summary: 'Captures, failures and PNG bytes per site and per key',
+  summary: 'Captures, failures and image bytes per site and per key',
   tag: 'Usage',
   access: 'full-access',
   responses: { 200: { description: 'Usage since the site or key was created', schema: usageSchema } },
