@@ -84,6 +84,7 @@ const samples: Sample[] = [];
 function report(label: string, captures = done): void {
   const serviceRss = rssOf(process.pid);
   const heap = process.memoryUsage();
+  const spaceSize = (name: string) => v8.getHeapSpaceStatistics().find((space) => space.space_name === name)?.space_size ?? 0;
   const chromium = (processTree(process.pid) ?? []).filter((pid) => pid !== process.pid);
   const chromiumRss = chromium.reduce((sum, pid) => sum + rssOf(pid), 0);
   const chromiumPss = chromium.reduce((sum, pid) => sum + pssOf(pid), 0);
@@ -91,7 +92,7 @@ function report(label: string, captures = done): void {
   const tmp = treeOf(os.tmpdir());
   samples.push({ label, captures, serviceRss, chromiumPss });
   console.log(
-    `${label.padEnd(22)} ${String(captures).padStart(5)} | service RSS ${fmt(serviceRss / MIB).padStart(6)} MiB, heap ${fmt(heap.heapUsed / MIB).padStart(5)} of ${fmt(heap.heapTotal / MIB).padStart(5)} MiB, external ${fmt(heap.external / MIB).padStart(5)} MiB | ` +
+    `${label.padEnd(22)} ${String(captures).padStart(5)} | service RSS ${fmt(serviceRss / MIB).padStart(6)} MiB, heap ${fmt(heap.heapUsed / MIB).padStart(5)} of ${fmt(heap.heapTotal / MIB).padStart(5)} MiB (young ${fmt(spaceSize('new_space') / MIB).padStart(5)}, old ${fmt(spaceSize('old_space') / MIB).padStart(5)}), external ${fmt(heap.external / MIB).padStart(5)} MiB | ` +
       `Chromium ${String(chromium.length).padStart(2)} procs, RSS ${fmt(chromiumRss / MIB).padStart(6)} MiB, PSS ${fmt(chromiumPss / MIB).padStart(6)} MiB | ` +
       `renderer temp ${String(renderer.files).padStart(4)} files ${fmt(renderer.bytes / MIB).padStart(5)} MiB | ` +
       `TMPDIR ${String(tmp.files).padStart(5)} files ${fmt(tmp.bytes / MIB).padStart(6)} MiB, ${looseChromiumEntries()} loose Chromium entries`,
@@ -136,7 +137,9 @@ const capture = async () => {
 };
 
 console.log(`Viewfinder soak: ${CAPTURES} captures at concurrency ${CONCURRENCY}, pool of ${config.renderer.concurrency}, recycle after ${config.renderer.recycleAfterCaptures}`);
-console.log(`renderer temp root: ${config.renderer.tempRoot}; TMPDIR: ${os.tmpdir()}\n`);
+console.log(`renderer temp root: ${config.renderer.tempRoot}; TMPDIR: ${os.tmpdir()}`);
+// The service's young generation is capped where it is deployed (Dockerfile, Makefile); the figures hold only with the same cap.
+console.log(`Node ${process.version}, V8 flags: ${[process.env.NODE_OPTIONS ?? '', ...process.execArgv].join(' ').trim() || 'none'}\n`);
 await runConcurrently(3, 1, capture);
 done = 0;
 sent = 0;

@@ -67,6 +67,20 @@ describe('Dockerfile', () => {
     expect(last('CMD')).to.equal('CMD ["node", "services/api/src/main.ts"]');
   });
 
+  it("caps the V8 young generation in NODE_OPTIONS exactly as the Makefile does, in a form Node accepts there", async () => {
+    const env = /NODE_OPTIONS=(\S+)/.exec(all('ENV').join(' '))?.[1];
+    expect(env, 'ENV NODE_OPTIONS=...').to.match(/^--max-semi-space-size=\d+$/);
+    const makefile = readFileSync(`${REPO}Makefile`, 'utf8');
+    expect(/^export NODE_OPTIONS := .*(--max-semi-space-size=\d+)\)$/m.exec(makefile)?.[1], 'the Makefile').to.equal(env);
+    // Node refuses some V8 flags in NODE_OPTIONS (--min-semi-space-size is one) and then will not start at all.
+    const child = spawn(process.execPath, ['-e', 'process.stdout.write("started")'], { env: { ...process.env, NODE_OPTIONS: env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const [code] = await once(child, 'exit');
+    expect({ code, output }).to.deep.equal({ code: 0, output: 'started' });
+  });
+
   it('has a HEALTHCHECK that runs docker/healthcheck.ts with node (the slim base has no curl)', () => {
     expect(last('HEALTHCHECK')).to.match(/CMD \["node", "docker\/healthcheck\.ts"\]$/);
   });
