@@ -13,6 +13,12 @@ export interface FixtureServer {
   close(): Promise<void>;
 }
 
+/** The fixture pages' server, which also counts what it was asked for. */
+export interface FixturePages extends FixtureServer {
+  /** How many requests for this path (no query) the server has received so far. */
+  requests(pathname: string): number;
+}
+
 const VIEWPORT_META = '<meta name="viewport" content="width=device-width, initial-scale=1">';
 
 export function page(body: string, { head = '', style = '' } = {}): string {
@@ -89,8 +95,13 @@ function render(url: URL, res: http.ServerResponse): void {
   }
 }
 
-export async function startFixtureServer(host = '127.0.0.1'): Promise<FixtureServer> {
-  const server = http.createServer((req, res) => render(new URL(req.url ?? '/', `http://${host}`), res));
+export async function startFixtureServer(host = '127.0.0.1'): Promise<FixturePages> {
+  const received = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', `http://${host}`);
+    received.set(url.pathname, (received.get(url.pathname) ?? 0) + 1);
+    render(url, res);
+  });
   server.keepAliveTimeout = 1000;
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
@@ -98,6 +109,7 @@ export async function startFixtureServer(host = '127.0.0.1'): Promise<FixtureSer
   return {
     origin,
     url: (path) => `${origin}${path}`,
+    requests: (pathname) => received.get(pathname) ?? 0,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

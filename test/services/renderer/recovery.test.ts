@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
+import { startFixtureServer, type FixturePages } from '../../support/fixture-server.ts';
 import { startRenderer, testConfig } from '../../support/harness.ts';
 import { browserPidsUnder, dirsUnder, uniqueTempRoot } from '../../support/chromium-processes.ts';
 import { eventually } from '../../support/eventually.ts';
@@ -11,7 +11,7 @@ import type { CaptureRequest, Renderer } from '../../../services/renderer/src/re
 /** Crash, hang and recycling with real Chromium, and the per-browser directories that must not outlive it. */
 describe('renderer recovery (real Chromium)', function () {
   this.timeout(90_000);
-  let fixtures: FixtureServer;
+  let fixtures: FixturePages;
   before(async () => {
     fixtures = await startFixtureServer();
   });
@@ -45,9 +45,11 @@ describe('renderer recovery (real Chromium)', function () {
 
     it('fails that capture with 500', async () => {
       const pid = onlyBrowserPid(root);
+      const before = fixtures.requests('/slow');
       const capture = renderer.capture(job('/slow?delay=5000'));
-      await eventually('the capture runs', () => renderer.stats().inFlight === 1);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Killed while it waits for the page: killed earlier, before the capture took its page, the
+      // pool would rightly run it on the next browser.
+      await eventually('Chromium asked for the page', () => fixtures.requests('/slow') > before);
       process.kill(pid, 'SIGKILL');
       const err = await capture.catch((error: unknown) => error);
       expect(err).to.include({ status: 500 });
