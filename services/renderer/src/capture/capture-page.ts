@@ -98,9 +98,9 @@ function takesEarlyPicture(request: CaptureRequest): boolean {
 }
 
 /**
- * Takes the picture once the page is ready but for its last calm frames, and checks afterwards that
- * nothing changed from the start of the cleaning to the end of the picture: the calm frames pass
- * while Chromium encodes the image instead of before it.
+ * Takes the picture once the page is ready but for its last calm frames, while the cleaning looks at
+ * the page, and checks afterwards that nothing changed from the start of the cleaning to the end of
+ * the picture: the calm frames and the cleaning pass while Chromium encodes the image, not before it.
  * - The page changed meanwhile: it waits for the calm frames as before, cleans, and takes the picture.
  * - The cleaning changed the page (an ad hidden, a notice answered, hideSelectors): no early picture;
  *   it waits the calm frames' time, cleans what appeared since, and takes the picture.
@@ -120,20 +120,25 @@ async function earlyPicture(
   if (request.removeAds) await cleaner?.settled(page);
   const cleaningStarted = performance.now();
   const activity = network.lastActivity;
+  // The picture is taken while the cleaning looks at the page: a cleaning that changes nothing leaves
+  // the page as it is in the picture, and one that changes something is seen by the check below
+  // (its changes are DOM changes after cleaningStarted) as well as by its own answer.
+  const picture = request.hideSelectors === undefined ? screenshot(page, profile, request, limits.fullPageMaxHeight) : undefined;
+  picture?.catch(() => undefined);
   const cleaned = (request.removeAds && (await cleaner?.beforeScreenshot(page))) || request.hideSelectors !== undefined;
   if (request.hideSelectors) await hideElements(page, request.hideSelectors);
-  if (!cleaned) {
-    const requested = performance.now();
-    const { image } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
+  if (!cleaned && picture) {
+    const { image } = await picture;
     if (await unchangedSince(page, network, cleaningStarted, activity, limits.smartWait.calmFrames * FRAME_MS)) {
-      return { image, waitMs: Math.round(requested - waitStarted) };
+      return { image, waitMs: Math.round(cleaningStarted - waitStarted) };
     }
   }
   if (cleaned) {
     // The cleaning acted (a banner answered, ads hidden): the page reacts for a while, and waiting for
     // it to be calm again cost the consent corpus about 0.7 s a capture. As before the early picture,
     // the picture comes after the calm frames' time; what appeared in it is cleaned by a second pass.
-    await sleep(limits.smartWait.calmFrames * FRAME_MS, signal);
+    // The picture taken meanwhile, if any, is not used, but one picture at a time is taken of a page.
+    await Promise.all([sleep(limits.smartWait.calmFrames * FRAME_MS, signal), picture?.catch(() => undefined)]);
   } else {
     await smartWait(page, network, limits.smartWait, deadline, false);
   }

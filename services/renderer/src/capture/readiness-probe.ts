@@ -120,11 +120,22 @@ export function installReadinessProbe(options: ProbeOptions): void {
 
 /** Runs inside the page. */
 export async function waitForPageCalm(options: CalmOptions): Promise<CalmReport> {
-  const probe = (window as unknown as Record<string, { pendingTimers(): number; msSinceChange(): number } | undefined>)[
-    '__viewfinderReadiness'
-  ];
+  const probe = (
+    window as unknown as Record<string, { pendingTimers(): number; msSinceChange(): number; nativeTimers: { setTimeout: typeof setTimeout } } | undefined>
+  )['__viewfinderReadiness'];
   const started = performance.now();
-  const nextFrame = () => new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
+  // The next frame, or the load event if it comes first: a page whose load event follows
+  // DOMContentLoaded by a few milliseconds is looked at again then, not up to a frame later. The
+  // look waits a task past the event, so that the page's own load listeners have run.
+  const nextFrame = () =>
+    new Promise<void>((resolve) => {
+      const onLoad = () => (probe?.nativeTimers.setTimeout ?? setTimeout)(resolve, 0);
+      requestAnimationFrame(() => {
+        window.removeEventListener('load', onLoad);
+        resolve();
+      });
+      if (document.readyState !== 'complete') window.addEventListener('load', onLoad, { once: true });
+    });
   const inViewport = (element: Element) => {
     const box = element.getBoundingClientRect();
     return box.bottom > 0 && box.right > 0 && box.top < innerHeight && box.left < innerWidth && box.width > 0 && box.height > 0;
