@@ -14,6 +14,7 @@ import { startFilteringProxy } from './guard/filtering-proxy.ts';
 import { checkUrlInScope, enforceDomainScope, type DomainScope } from './guard/domain-scope.ts';
 import { watchMainFrame } from './guard/navigation-watch.ts';
 import { createNetworkGuard, type NetworkGuard } from './guard/network-guard.ts';
+import { dispatchPromptly } from './prompt-dispatch.ts';
 import type { CaptureOptions, CaptureRequest, CaptureResult, Renderer } from './renderer.ts';
 import { killProcessGroup, warmContextConcurrency } from './warm-context-concurrency.ts';
 
@@ -145,6 +146,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
     workerCreationDelay: 0,
     monitor: false,
   });
+  dispatchPromptly(cluster);
 
   const limits: CaptureLimits = {
     navigationTimeoutMs: config.navigationTimeoutMs,
