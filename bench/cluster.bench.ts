@@ -17,6 +17,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openSqliteStore } from '../lib/store/sqlite.ts';
+import { killProcessGroupOf } from '../services/renderer/src/process-group.ts';
 import { processTree } from '../services/renderer/src/process-memory.ts';
 import { startFakeKubeApiServer } from '../test/support/fake-kube-apiserver.ts';
 import { startFixtureServer } from '../test/support/fixture-server.ts';
@@ -204,13 +205,7 @@ try {
   // the cores that the rest of the bench measures, so it goes too.
   const chromium = (processTree(r3.child.pid!) ?? []).filter((pid) => pid !== r3.child.pid);
   r3.child.kill('SIGKILL');
-  for (const pid of chromium) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  for (const pid of chromium) killProcessGroupOf(pid);
   await killExit;
   await sleep(2000);
   await publish(3, r3, 'gone');

@@ -84,7 +84,8 @@ const samples: Sample[] = [];
 function report(label: string, captures = done): void {
   const serviceRss = rssOf(process.pid);
   const heap = process.memoryUsage();
-  const spaceSize = (name: string) => v8.getHeapSpaceStatistics().find((space) => space.space_name === name)?.space_size ?? 0;
+  const spaces = v8.getHeapSpaceStatistics();
+  const spaceSize = (name: string) => spaces.find((space) => space.space_name === name)?.space_size ?? 0;
   const chromium = (processTree(process.pid) ?? []).filter((pid) => pid !== process.pid);
   const chromiumRss = chromium.reduce((sum, pid) => sum + rssOf(pid), 0);
   const chromiumPss = chromium.reduce((sum, pid) => sum + pssOf(pid), 0);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { killProcessGroupOf } from './process-group.ts';
 
 /**
  * Every Chromium gets its own directory, `<root>/<pid of the service>-<random>`, holding its
@@ -94,12 +95,7 @@ async function killOrphanedBrowser(dir: string): Promise<void> {
   // Only a process started on this very directory is ours to kill: pids get reused.
   const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
   if (!cmdline.includes(dir)) return;
-  try {
-    // Puppeteer starts Chromium as a process-group leader; the group holds its zygote and renderers.
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    process.kill(pid, 'SIGKILL');
-  }
+  killProcessGroupOf(pid);
 }
 
 function isAlive(pid: number): boolean {

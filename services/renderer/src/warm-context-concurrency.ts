@@ -1,6 +1,7 @@
 import ConcurrencyModule from 'puppeteer-cluster/dist/concurrency/ConcurrencyImplementation.js';
 import type { JobInstance, ResourceData, WorkerInstance } from 'puppeteer-cluster/dist/concurrency/ConcurrencyImplementation.js';
 import type { Browser, BrowserContext, LaunchOptions, Page, PuppeteerNode } from 'puppeteer-core';
+import { killProcessGroupOf } from './process-group.ts';
 import { processTreeRss } from './process-memory.ts';
 
 const ConcurrencyImplementation = ConcurrencyModule.default;
@@ -257,16 +258,7 @@ function dispose(resources: WarmResources): void {
 /** Ends a browser's whole process group (puppeteer starts Chromium as its leader). */
 export function killProcessGroup(browser: Browser): void {
   const pid = browser.process()?.pid;
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  if (pid !== undefined) killProcessGroupOf(pid);
 }
 
 async function waitForExit(browser: Browser): Promise<void> {

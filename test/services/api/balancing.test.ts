@@ -25,7 +25,6 @@ function mutableEndpoints(initial: string[]): RendererEndpoints & { set(urls: st
   };
 }
 
-
 describe('the balancer (least-loaded choice)', () => {
   it('prefers a renderer with a free slot over a full one, whatever the order', () => {
     const full = { ...newBalancedBackend(), id: 'full' };

@@ -29,7 +29,6 @@ function slice(name: string, port: number, endpoints: Array<{ ip: string; ready?
   };
 }
 
-
 describe('readyRendererUrls (which EndpointSlice endpoints take captures)', () => {
   it('keeps ready endpoints (a missing ready means ready), drops not-ready and terminating ones', () => {
     const urls = readyRendererUrls(

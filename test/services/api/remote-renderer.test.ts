@@ -18,7 +18,6 @@ import { eventually } from '../../support/eventually.ts';
 const RED: [number, number, number] = [255, 0, 0];
 const BLUE: [number, number, number] = [0, 0, 255];
 
-
 describe('dispatch to renderer services (RENDERER_URL, real Chromium behind HTTP)', () => {
   let fixtures: FixtureServer;
   let service: RendererService;
