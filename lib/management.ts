@@ -23,6 +23,7 @@ export interface KeyView {
   kind: 'full' | 'site';
   siteId: string | null;
   restrictDomains: boolean;
+  unsignedLinks: boolean;
   prefix: string;
   managedBy: ManagedBy | null;
   createdAt: string;
@@ -59,6 +60,7 @@ export function keyView(key: ApiKey): KeyView {
     kind: key.kind,
     siteId: key.siteId,
     restrictDomains: key.restrictDomains,
+    unsignedLinks: key.unsignedLinks,
     prefix: key.prefix,
     managedBy: key.managedBy,
     createdAt: key.createdAt.toISOString(),
@@ -88,6 +90,7 @@ export interface KeyInput {
   name: string;
   siteId?: string;
   restrictDomains?: boolean;
+  unsignedLinks?: boolean;
 }
 
 export function accountOperations(store: Store, accountId: string) {
@@ -152,6 +155,7 @@ export function accountOperations(store: Store, accountId: string) {
           kind: input.siteId === undefined ? 'full' : 'site',
           siteId: input.siteId ?? null,
           restrictDomains: input.restrictDomains ?? false,
+          unsignedLinks: input.unsignedLinks ?? false,
         }),
       );
     },

@@ -51,6 +51,8 @@ interface KeyDoc {
   kind: 'full' | 'site';
   siteId: string | null;
   restrictDomains: boolean;
+  /** Absent on keys made before the setting existed: false. */
+  unsignedLinks?: boolean;
   hash: string;
   prefix: string;
   /** Absent on keys issued before signing secrets existed; never read into an ApiKey. */
@@ -93,6 +95,7 @@ const keySchema = new Schema<KeyDoc>(
     kind: { type: String, required: true, enum: ['full', 'site'] },
     siteId: { type: String, default: null, index: true },
     restrictDomains: { type: Boolean, required: true },
+    unsignedLinks: { type: Boolean, default: false },
     hash: { type: String, required: true, unique: true },
     prefix: { type: String, required: true },
     signingSecret: { type: String, default: null },
@@ -171,6 +174,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
         kind: input.kind,
         siteId: placement.siteId,
         restrictDomains: placement.restrictDomains,
+        unsignedLinks: placement.unsignedLinks,
         hash: generated.hash,
         prefix: generated.prefix,
         signingSecret,
@@ -342,6 +346,7 @@ function toKey(doc: KeyDoc | null): ApiKey | null {
       kind: doc.kind,
       siteId: doc.siteId ?? null,
       restrictDomains: doc.restrictDomains,
+      unsignedLinks: doc.unsignedLinks ?? false,
       hash: doc.hash,
       prefix: doc.prefix,
       managedBy: toManagedBy(doc.managedBy),

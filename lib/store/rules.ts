@@ -14,18 +14,21 @@ export function newId(type: 'acct' | 'site' | 'key' | 'user'): string {
 export interface KeyPlacement {
   siteId: string | null;
   restrictDomains: boolean;
+  unsignedLinks: boolean;
 }
 
 /** A site key needs a site of the same account; a full key has neither a site nor domain restrictions. */
-export function placeKey(input: Pick<NewKey, 'accountId' | 'kind' | 'siteId' | 'restrictDomains'>, site: Site | null): KeyPlacement {
+export function placeKey(input: Pick<NewKey, 'accountId' | 'kind' | 'siteId' | 'restrictDomains' | 'unsignedLinks'>, site: Site | null): KeyPlacement {
   if (input.kind === 'full') {
     if (input.siteId) throw new BadRequest('A full-access key has no siteId: give siteId only for a site key');
     if (input.restrictDomains) throw new BadRequest('restrictDomains needs a site key: a full-access key is never restricted');
-    return { siteId: null, restrictDomains: false };
+    // A full-access key in a URL would hand the management API to whoever reads the URL.
+    if (input.unsignedLinks) throw new BadRequest('unsignedLinks needs a site key: a full-access key never goes into a URL');
+    return { siteId: null, restrictDomains: false, unsignedLinks: false };
   }
   if (!input.siteId) throw new BadRequest('A site key needs a siteId');
   if (site === null || site.accountId !== input.accountId) throw new NotFound(`Site ${input.siteId} not found`);
-  return { siteId: site.id, restrictDomains: input.restrictDomains ?? false };
+  return { siteId: site.id, restrictDomains: input.restrictDomains ?? false, unsignedLinks: input.unsignedLinks ?? false };
 }
 
 export function sameManagedIdentity(a: ManagedByRef, b: ManagedByRef): boolean {

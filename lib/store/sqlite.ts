@@ -118,7 +118,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
       db.exec(SCHEMA);
       db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     }
-    addSigningSecretColumn(db);
+    addKeyColumns(db);
   });
 
   const one = (sql: string, ...params: SQLInputValue[]) => db.prepare(sql).get(...params) as Row | undefined;
@@ -169,8 +169,8 @@ export function openSqliteStore(options: SqliteOptions): Store {
     const id = newId('key');
     run(
       `INSERT INTO api_keys (id, account_id, name, kind, site_id, restrict_domains, hash, prefix,
-         managed_kind, managed_namespace, managed_name, managed_uid, created_at, last_used_at, signing_secret)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+         managed_kind, managed_namespace, managed_name, managed_uid, created_at, last_used_at, signing_secret, unsigned_links)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
       id,
       input.accountId,
       input.name,
@@ -182,6 +182,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
       ...managedColumns(input.managedBy),
       new Date().toISOString(),
       signingSecret,
+      placement.unsignedLinks ? 1 : 0,
     );
     return { key: getKey(id) as ApiKey, secret: generated.secret, signingSecret };
   };
@@ -343,13 +344,20 @@ export function openSqliteStore(options: SqliteOptions): Store {
 }
 
 /**
- * Keys gained a signing secret after the first schema: add its column where it is missing, whatever
- * the schema version, so the change stays independent of other additions. Older keys keep null
- * until they are regenerated.
+ * Columns that keys gained after the first schema, added where they are missing whatever the
+ * schema version, so each change stays independent of other additions. Older keys have no signing
+ * secret until they are regenerated, and do not allow unsigned render links.
  */
-function addSigningSecretColumn(db: DatabaseSync): void {
-  const columns = db.prepare('PRAGMA table_info(api_keys)').all() as Array<{ name: string }>;
-  if (!columns.some((column) => column.name === 'signing_secret')) db.exec('ALTER TABLE api_keys ADD COLUMN signing_secret TEXT');
+const LATER_KEY_COLUMNS = [
+  ['signing_secret', 'TEXT'],
+  ['unsigned_links', 'INTEGER NOT NULL DEFAULT 0'],
+] as const;
+
+function addKeyColumns(db: DatabaseSync): void {
+  const columns = new Set((db.prepare('PRAGMA table_info(api_keys)').all() as Array<{ name: string }>).map((column) => column.name));
+  for (const [name, type] of LATER_KEY_COLUMNS) {
+    if (!columns.has(name)) db.exec(`ALTER TABLE api_keys ADD COLUMN ${name} ${type}`);
+  }
 }
 
 function mapOptional<T>(row: Row | undefined, map: (row: Row) => T): T | null {
@@ -399,6 +407,7 @@ function toKey(row: Row): ApiKey {
     kind: row.kind as KeyKind,
     siteId: row.site_id === null ? null : String(row.site_id),
     restrictDomains: row.restrict_domains === 1,
+    unsignedLinks: row.unsigned_links === 1,
     hash: String(row.hash),
     prefix: String(row.prefix),
     managedBy: toManagedBy(row),

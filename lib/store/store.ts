@@ -53,6 +53,11 @@ export interface ApiKey {
   siteId: string | null;
   /** Only for site keys: capture only the site's allowedDomains and their subdomains. */
   restrictDomains: boolean;
+  /**
+   * Only for site keys: GET /api/render also accepts this key itself in the query, unsigned
+   * (docs/render-links.md). False by default: render links must then be signed.
+   */
+  unsignedLinks: boolean;
   /** SHA-256 of the key (hex). Never leaves the server. */
   hash: string;
   /** The first characters of the key, for display. */
@@ -105,6 +110,7 @@ export interface NewKey {
   kind: KeyKind;
   siteId?: string | null;
   restrictDomains?: boolean;
+  unsignedLinks?: boolean;
   managedBy?: ManagedBy | null;
 }
 
@@ -152,7 +158,8 @@ export interface Store extends UserStore, UsageHistoryStore {
   /**
    * The operator's idempotent write for a managed key: the existing key (matched on
    * kind/namespace/name) with secret and signingSecret null, or a new one with both when there was
-   * none. Name, kind, site and restrictDomains are brought to the given values either way.
+   * none. Name, kind, site and restrictDomains are brought to the given values either way;
+   * unsignedLinks is set only when the key is created.
    */
   upsertManagedKey(input: NewKey & { managedBy: ManagedBy }): Promise<{ key: ApiKey; secret: string | null; signingSecret: string | null }>;
   findKeyByManagedBy(ref: ManagedByRef): Promise<ApiKey | null>;

@@ -102,7 +102,7 @@ export function storeConformance(open: () => Promise<Store>, cleanup: (store: St
       expect(key.hash).to.equal(hashApiKey(secret));
       expect(key.prefix).to.equal(secret.slice(0, 11));
       expect(JSON.stringify(key)).to.not.include(secret.slice(11));
-      expect(key).to.deep.include({ accountId: account.id, name: 'ci', kind: 'full', siteId: null, restrictDomains: false, lastUsedAt: null, managedBy: null });
+      expect(key).to.deep.include({ accountId: account.id, name: 'ci', kind: 'full', siteId: null, restrictDomains: false, unsignedLinks: false, lastUsedAt: null, managedBy: null });
     });
 
     it('issues a different secret every time', async () => {
@@ -138,6 +138,17 @@ export function storeConformance(open: () => Promise<Store>, cleanup: (store: St
       const foreign = await store.createSite({ accountId: other.id, name: 'b', allowedDomains: [] });
       await rejects(store.createKey({ accountId: account.id, name: 's', kind: 'site', siteId: foreign.id }), NotFound);
       await rejects(store.createKey({ accountId: account.id, name: 's', kind: 'site' }), BadRequest);
+    });
+
+    it('lets only site keys allow unsigned render links, off unless asked for', async () => {
+      const site = await store.createSite({ accountId: account.id, name: 'a', allowedDomains: [] });
+      const plain = await store.createKey({ accountId: account.id, name: 'p', kind: 'site', siteId: site.id });
+      expect(plain.key.unsignedLinks).to.equal(false);
+      const open = await store.createKey({ accountId: account.id, name: 'o', kind: 'site', siteId: site.id, unsignedLinks: true });
+      expect(open.key.unsignedLinks).to.equal(true);
+      expect((await store.getKey(open.key.id))?.unsignedLinks).to.equal(true);
+      expect((await store.createKey({ accountId: account.id, name: 'f', kind: 'full' })).key.unsignedLinks).to.equal(false);
+      await rejects(store.createKey({ accountId: account.id, name: 'f', kind: 'full', unsignedLinks: true }), BadRequest, /unsignedLinks needs a site key/);
     });
 
     it('refuses a full-access key with a site or with domain restrictions', async () => {

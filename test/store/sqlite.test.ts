@@ -40,7 +40,7 @@ describe('store: embedded sqlite backend', () => {
   });
 
   describe('upgrading a DATA_DIR from before signing secrets', () => {
-    it('adds the signing secret column: old keys have none until regenerated, new keys get one', async () => {
+    it('adds the key columns: old keys have no signing secret until regenerated and no unsigned links, new keys get a secret', async () => {
       const dataDir = tempDataDir();
       try {
         const before = openSqliteStore({ dataDir });
@@ -49,12 +49,14 @@ describe('store: embedded sqlite backend', () => {
         await before.close();
         const db = new DatabaseSync(path.join(dataDir, SQLITE_FILE));
         db.exec('ALTER TABLE api_keys DROP COLUMN signing_secret');
+        db.exec('ALTER TABLE api_keys DROP COLUMN unsigned_links');
         db.close();
 
         const after = openSqliteStore({ dataDir });
         try {
           expect((await after.findKeyByHash(hashApiKey(old.secret)))?.id).to.equal(old.key.id);
           expect(await after.getSigningSecret(old.key.id)).to.equal(null);
+          expect((await after.getKey(old.key.id))?.unsignedLinks).to.equal(false);
           const regenerated = await after.regenerateKey(old.key.id);
           expect(await after.getSigningSecret(old.key.id)).to.equal(regenerated!.signingSecret);
           const fresh = await after.createKey({ accountId: account.id, name: 'new', kind: 'full' });

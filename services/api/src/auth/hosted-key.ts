@@ -40,15 +40,20 @@ export function requireHostedKey(store: Store, logger: Logger, access: Access): 
     }
     ctx.state.principal = principal;
     logger.debug({ requestId: ctx.state.requestId, keyId: principal.key.id, accountId: principal.account.id }, 'Authenticated an API key');
-    const now = new Date();
-    if (principal.key.lastUsedAt === null || now.getTime() - principal.key.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
-      await store.touchKey(principal.key.id, now);
-    }
+    await touchKey(store, principal.key);
     await next();
   };
 }
 
-async function authenticate(store: Store, presented: string): Promise<Principal | null> {
+export async function touchKey(store: Store, key: ApiKey): Promise<void> {
+  const now = new Date();
+  if (key.lastUsedAt === null || now.getTime() - key.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+    await store.touchKey(key.id, now);
+  }
+}
+
+/** The key and its account for a presented plaintext key, or null when it is no valid key. */
+export async function authenticate(store: Store, presented: string): Promise<Principal | null> {
   if (!looksLikeApiKey(presented)) return null;
   const hash = hashApiKey(presented);
   const key = await store.findKeyByHash(hash);

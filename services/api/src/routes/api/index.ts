@@ -2,6 +2,7 @@ import { createKeyRoute } from './keys.create.ts';
 import { deleteKeyRoute } from './keys.delete.ts';
 import { listKeysRoute } from './keys.list.ts';
 import { regenerateKeyRoute } from './keys.regenerate.ts';
+import { renderRoute } from './render.get.ts';
 import { openApiRoute } from './openapi.get.ts';
 import type { ApiRoute } from './route.ts';
 import { hostedScreenshotRoute } from './screenshot.post.ts';
@@ -26,6 +27,7 @@ export function hostedRoutes(version: string): ApiRoute[] {
     deleteKeyRoute,
     regenerateKeyRoute,
     usageRoute,
+    renderRoute,
   ];
   routes.push(openApiRoute(() => routes, version));
   return routes;

@@ -11,10 +11,14 @@ export const createKeySchema = {
     name: nameSchema,
     siteId: { type: 'string', minLength: 1, maxLength: 64, description: 'Makes a site key; without it the key has full access.' },
     restrictDomains: { type: 'boolean', description: "Site keys only: capture only the site's allowed domains. Default false." },
+    unsignedLinks: {
+      type: 'boolean',
+      description: 'Site keys only: let GET /api/render take this key itself in the query, without a signature. Default false: render links must be signed.',
+    },
   },
 } as const;
 
-export const validate = compileValidator<{ name: string; siteId?: string; restrictDomains?: boolean }>(createKeySchema, []);
+export const validate = compileValidator<{ name: string; siteId?: string; restrictDomains?: boolean; unsignedLinks?: boolean }>(createKeySchema, []);
 
 export const createKeyRoute: ApiRoute = {
   method: 'POST',

@@ -9,7 +9,8 @@ export function openApiDocument(routes: readonly ApiRoute[], version: string): J
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
     const path = route.path.replace(/:(\w+)/g, '{$1}');
-    const parameters = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+    const pathParameters = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+    const parameters = [...pathParameters, ...(route.parameters ?? [])];
     (paths[path] ??= {})[route.method.toLowerCase()] = {
       operationId: route.operationId,
       summary: route.summary,
@@ -18,7 +19,7 @@ export function openApiDocument(routes: readonly ApiRoute[], version: string): J
       ...(route.access === 'public' ? { security: [] } : {}),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
-      responses: { ...successResponses(route), ...errorResponses(route, parameters.length > 0) },
+      responses: { ...successResponses(route), ...errorResponses(route, pathParameters.length > 0) },
     };
   }
   return {

@@ -41,6 +41,8 @@ export interface ApiRoute {
   tag: 'Screenshots' | 'Sites' | 'API keys' | 'Usage' | 'Documentation';
   access: Access | 'public';
   body?: JsonSchema;
+  /** Query parameters, as OpenAPI parameter objects. */
+  parameters?: JsonSchema[];
   /** Success answers; the error answers are derived from access, body and path parameters. */
   responses: Record<number, RouteResponse>;
   /** Errors this route can answer beyond the derived ones, e.g. 404 or 409. */

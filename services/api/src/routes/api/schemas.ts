@@ -31,13 +31,14 @@ export const siteSchema: JsonSchema = {
 
 export const keySchema: JsonSchema = {
   type: 'object',
-  required: ['id', 'name', 'kind', 'siteId', 'restrictDomains', 'prefix', 'managedBy', 'createdAt', 'lastUsedAt'],
+  required: ['id', 'name', 'kind', 'siteId', 'restrictDomains', 'unsignedLinks', 'prefix', 'managedBy', 'createdAt', 'lastUsedAt'],
   properties: {
     id: { type: 'string', examples: ['key_8b1d2c3e4f5a6b7c8d9e0f1a'] },
     name: { type: 'string' },
     kind: { type: 'string', enum: ['full', 'site'] },
     siteId: { type: ['string', 'null'] },
     restrictDomains: { type: 'boolean' },
+    unsignedLinks: { type: 'boolean', description: 'Site keys only: GET /api/render also accepts this key itself in the query, unsigned.' },
     prefix: { type: 'string', description: 'The first characters of the key, to tell keys apart.', examples: ['vf_Q2x8aZ3k'] },
     managedBy: managedBySchema,
     createdAt: timestamp,

@@ -1,13 +1,10 @@
 import type { ErrorObject } from 'ajv';
-import { domainRefusal, hostMatches, hostOfUrl, isDomainRefusal } from '../../../../../lib/domains.ts';
-import { BadRequest, Forbidden, NotFound, Unauthorized } from '../../../../../lib/errors.ts';
-import type { ApiKey, Site, Store } from '../../../../../lib/store/store.ts';
 import { principalOf } from '../../auth/hosted-key.ts';
-import { recordAuthFailure } from '../../metrics.ts';
 import { compileValidator } from '../../validation.ts';
 import { IMAGE_FORMATS, MIME_TYPES } from '../../../../renderer/src/capture/image-formats.ts';
 import { rawImageFormat, sendScreenshot } from '../screenshot-answer.ts';
-import { captureScreenshot, screenshotBodySchema, screenshotMessages, toCaptureRequest, type ScreenshotBody } from '../screenshot.ts';
+import { screenshotBodySchema, screenshotMessages, type ScreenshotBody } from '../screenshot.ts';
+import { captureForKey } from './hosted-capture.ts';
 import type { ApiRoute } from './route.ts';
 
 /** SPEC 2.1 plus `site_id`: the self-hosted body, extended, so both variants validate the same fields the same way. */
@@ -23,7 +20,7 @@ export const hostedScreenshotBodySchema = {
   },
 } as const;
 
-const validateBody = compileValidator<HostedScreenshotBody>(hostedScreenshotBodySchema, [
+export const validateBody = compileValidator<HostedScreenshotBody>(hostedScreenshotBodySchema, [
   ...screenshotMessages,
   (e: ErrorObject) => (e.instancePath === '/site_id' ? 'site_id must be a non-empty string of at most 64 characters' : undefined),
 ]);
@@ -46,43 +43,6 @@ const screenshotResultSchema = {
     site_id: { type: 'string', description: 'The site the capture was counted against.' },
   },
 };
-
-/** The site a request captures for: named by site_id with a full-access key, implied by a site key. */
-async function resolveSite(store: Store, key: ApiKey, siteId: string | undefined): Promise<Site> {
-  if (key.kind === 'full') {
-    if (siteId === undefined) {
-      recordAuthFailure('site_required');
-      throw new BadRequest('site_id is required with a full-access API key');
-    }
-    const site = await store.getSite(siteId);
-    if (!site || site.accountId !== key.accountId) {
-      recordAuthFailure('site_forbidden');
-      throw new NotFound(`Site ${siteId} not found`);
-    }
-    return site;
-  }
-  if (siteId !== undefined && siteId !== key.siteId) {
-    recordAuthFailure('site_forbidden');
-    throw new Forbidden('This API key is scoped to another site: omit site_id or use its own');
-  }
-  const site = key.siteId === null ? null : await store.getSite(key.siteId);
-  // A site key outlives its site only for an instant (MongoDB deletes the site, then its keys).
-  if (!site) {
-    recordAuthFailure('invalid_key');
-    throw new Unauthorized();
-  }
-  return site;
-}
-
-/** SPEC 2.6: a restricted key captures only its site's allowed domains, read now, and their subdomains. */
-function checkDomain(key: ApiKey, site: Site, url: string): void {
-  if (!key.restrictDomains) return;
-  const host = hostOfUrl(url);
-  if (host === undefined || !hostMatches(host, site.allowedDomains)) {
-    recordAuthFailure('domain_forbidden');
-    throw new Forbidden(domainRefusal(host, undefined, site.id));
-  }
-}
 
 export const hostedScreenshotRoute: ApiRoute = {
   method: 'POST',
@@ -118,32 +78,13 @@ export const hostedScreenshotRoute: ApiRoute = {
     429: 'Rate limit exceeded; see Retry-After',
     500: 'Screenshot generation failed',
   },
-  handler: ({ store, renderer, limiter, logger, resultCache }) =>
+  handler: (deps) =>
     async (ctx) => {
       const started = performance.now();
       const { site_id: siteId, ...body } = validateBody(ctx.request.body);
-      const { key, account } = principalOf(ctx);
-      const site = await resolveSite(store, key, siteId);
-      checkDomain(key, site, body.url);
-      await limiter.consume(ctx, key.id, account.rateLimitPerMinute);
-
       const raw = rawImageFormat(ctx, body.format);
-
-      const usage = { accountId: account.id, siteId: site.id, keyId: key.id };
-      let answer: Awaited<ReturnType<typeof captureScreenshot>>;
-      try {
-        // The domains travel with the capture, so that the renderer holds every page it loads to them.
-        const scope = key.restrictDomains ? { allowedDomains: site.allowedDomains } : {};
-        // Sites never share entries: the site is part of the key.
-        const policy = { cache: resultCache, ttlSeconds: body.cacheTtl ?? 0, scope: { mode: 'hosted', siteId: site.id } as const, logger };
-        answer = await captureScreenshot(ctx, renderer, { ...toCaptureRequest(body, raw), ...scope }, started, policy);
-      } catch (err) {
-        // The page went outside the domains: the same refusal as for the URL, found later.
-        if (isDomainRefusal(err)) recordAuthFailure('domain_forbidden');
-        await store.recordUsage({ ...usage, outcome: 'failure', bytes: 0 }).catch((usageErr: unknown) => logger.error({ err: usageErr }, 'Failed to record usage'));
-        throw err;
-      }
-      await store.recordUsage({ ...usage, outcome: 'capture', bytes: answer.body.fileSize });
-      sendScreenshot(ctx, { ...answer, body: { ...answer.body, site_id: site.id } }, raw);
+      const { answer, recordCapture } = await captureForKey(deps, ctx, principalOf(ctx), { body, siteId, raw, started });
+      await recordCapture(answer.body.fileSize);
+      sendScreenshot(ctx, answer, raw);
     },
 };
