@@ -9,6 +9,7 @@ import packageJson from '../package.json' with { type: 'json' };
 import { ConfigError } from '../lib/env.ts';
 import { isHttpError } from '../lib/errors.ts';
 import { accountOperations, type AccountOperations } from '../lib/management.ts';
+import { registerLinkCommands } from './links.ts';
 import { registerUserCommands } from './users.ts';
 import { loadStoreConfig, openStore } from '../lib/store/open.ts';
 import type { Store } from '../lib/store/store.ts';
@@ -48,6 +49,7 @@ interface AccountOptions {
   name?: string;
   site?: string;
   restrictDomains?: boolean;
+  unsignedLinks?: boolean;
 }
 
 /**
@@ -138,9 +140,15 @@ keys
   .requiredOption('-n, --name <name>', 'the key name')
   .option('-s, --site <siteId>', 'scope the key to this site')
   .option('--restrict-domains', "site keys only: capture only the site's allowed domains")
+  .option('--unsigned-links', 'site keys only: let GET /api/render take the key itself in the URL, unsigned (off by default)')
   .action(
-    onAccount(async (ops, { name, site, restrictDomains }) => {
-      const key = await ops.createKey({ name: name ?? '', ...(site ? { siteId: site } : {}), ...(restrictDomains ? { restrictDomains } : {}) });
+    onAccount(async (ops, { name, site, restrictDomains, unsignedLinks }) => {
+      const key = await ops.createKey({
+        name: name ?? '',
+        ...(site ? { siteId: site } : {}),
+        ...(restrictDomains ? { restrictDomains } : {}),
+        ...(unsignedLinks ? { unsignedLinks } : {}),
+      });
       process.stderr.write(`${KEY_WARNING}\n`);
       return key;
     }),
@@ -165,6 +173,7 @@ keys
   );
 
 registerUserCommands(program, withStore);
+registerLinkCommands(program, print);
 
 program
   .command('usage')

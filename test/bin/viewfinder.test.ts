@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { openSqliteStore } from '../../lib/store/sqlite.ts';
 import { startHosted } from '../services/api/hosted/support.ts';
+import { startFixtureServer } from '../support/fixture-server.ts';
 import { VIEWFINDER_BIN as BIN, viewfinder } from '../support/viewfinder-cli.ts';
 
 const LOCAL_NODE = fileURLToPath(new URL('../../tools/node/node_modules/node/bin/node', import.meta.url));
@@ -93,6 +94,42 @@ describe('bin/viewfinder (admin CLI, run as a process on the embedded store)', (
     expect(regenerated.signingSecret).to.match(/^vfs_/).and.not.equal(key.signingSecret);
     expect((await ok('keys', 'delete', key.id, '-a', account)).json).to.deep.equal({ deleted: key.id });
     expect((await ok('keys', 'list', '-a', account)).json.map((k: { name: string }) => k.name)).to.deep.equal(['admin']);
+  });
+
+  it('signs a render link with the signing secret from the environment, which the API then answers', async () => {
+    const account = (await ok('accounts', 'create', 'Acme')).json.account.id as string;
+    const site = (await ok('sites', 'create', '-a', account, '-d', '127.0.0.1')).json;
+    const key = (await ok('keys', 'create', '-a', account, '-n', 'links', '-s', site.id)).json;
+    expect(key.unsignedLinks).to.equal(false);
+    const open = (await ok('keys', 'create', '-a', account, '-n', 'open', '-s', site.id, '--unsigned-links')).json;
+    expect(open.unsignedLinks).to.equal(true);
+
+    const fixtures = await startFixtureServer();
+    const hosted = await startHosted({ dataDir });
+    try {
+      const args = ['links', 'sign', '--origin', 'http://viewfinder.test', '-k', key.id, '-u', fixtures.url('/geometry'), '-o', 'quality=mobile', '--expires-in', '600'];
+      const signed = await viewfinder(dataDir, args, undefined, { VIEWFINDER_SIGNING_SECRET: key.signingSecret });
+      expect(signed.code, signed.stderr).to.equal(0);
+      expect(signed.json.link).to.match(/^http:\/\/viewfinder\.test\/api\/render\?url=.*&quality=mobile&key=key_\w+&expires=\d+&signature=[0-9a-f]{64}$/);
+      expect(Date.parse(signed.json.expires) - Date.now()).to.be.within(590_000, 600_000);
+      const response = await hosted.api().get(signed.json.link.slice('http://viewfinder.test'.length));
+      expect(response.status, response.text).to.equal(200);
+      expect(response.headers['content-type']).to.equal('image/png');
+      expect(response.headers['viewfinder-width']).to.equal('750');
+
+      const wrongSecret = await viewfinder(dataDir, args, undefined, { VIEWFINDER_SIGNING_SECRET: open.signingSecret });
+      expect((await hosted.api().get(wrongSecret.json.link.slice('http://viewfinder.test'.length))).status).to.equal(401);
+    } finally {
+      await hosted.close();
+      await fixtures.close();
+    }
+
+    const missing = await run('links', 'sign', '--origin', 'http://viewfinder.test', '-k', key.id, '-u', 'https://example.com');
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.match(/Set VIEWFINDER_SIGNING_SECRET/);
+    const badOption = await run('links', 'sign', '--origin', 'http://viewfinder.test', '-k', key.id, '-u', 'https://example.com', '-o', 'fullPage');
+    expect(badOption.code).to.not.equal(0);
+    expect(badOption.stderr).to.match(/must be name=value/);
   });
 
   it('shows usage per site and per key', async () => {

@@ -13,10 +13,15 @@ export interface Run {
 }
 
 /** Runs bin/viewfinder as its own process on DATA_DIR, with this test's Node first on PATH unless told otherwise. */
-export function viewfinder(dataDir: string, args: string[], pathEnv = `${path.dirname(process.execPath)}:${process.env.PATH}`): Promise<Run> {
+export function viewfinder(
+  dataDir: string,
+  args: string[],
+  pathEnv = `${path.dirname(process.execPath)}:${process.env.PATH}`,
+  extraEnv: Record<string, string> = {},
+): Promise<Run> {
   const { MONGODB_URI: _ignored, ...env } = process.env;
   return new Promise((resolve, reject) => {
-    const child = spawn(VIEWFINDER_BIN, args, { env: { ...env, DATA_DIR: dataDir, PATH: pathEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(VIEWFINDER_BIN, args, { env: { ...env, ...extraEnv, DATA_DIR: dataDir, PATH: pathEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
