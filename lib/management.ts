@@ -1,5 +1,6 @@
 import { normalizeAllowedDomains } from './domains.ts';
 import { Conflict, NotFound } from './errors.ts';
+import { signRenderLink, type LinkToSign } from './render-links.ts';
 import type { ApiKey, IssuedKey, ManagedBy, Site, Store, UsageRow } from './store/store.ts';
 
 /**
@@ -165,6 +166,13 @@ export function accountOperations(store: Store, accountId: string) {
     async deleteKey(keyId: string) {
       await unmanagedKey(keyId);
       await store.deleteKey(keyId);
+    },
+    /** A signed render link made with the key's signing secret, which stays on the server. */
+    async signRenderLink(keyId: string, link: Omit<LinkToSign, 'keyId' | 'signingSecret'>) {
+      const key = await ownKey(keyId);
+      const signingSecret = await store.getSigningSecret(key.id);
+      if (!signingSecret) throw new Conflict(`API key "${key.name}" has no signing secret yet: regenerate it to get one`);
+      return signRenderLink({ ...link, keyId: key.id, signingSecret });
     },
     async regenerateKey(keyId: string) {
       await unmanagedKey(keyId);

@@ -42,9 +42,10 @@ export type PageHandler = (page: PageContext) => Promise<void>;
 
 /**
  * Wraps a page: the request must belong to a live session (or a trusted SSO proxy's user), else a
- * GET goes to sign-in and comes back afterwards; a POST must carry the session's CSRF token.
+ * GET goes to sign-in and comes back afterwards; a POST must carry the session's CSRF token, and
+ * no field but `fields`.
  */
-export function signedInPage(deps: DashboardDeps, method: 'GET' | 'POST', section: Section, handler: PageHandler): Middleware[] {
+export function signedInPage(deps: DashboardDeps, method: 'GET' | 'POST', section: Section, handler: PageHandler, fields: readonly string[] = []): Middleware[] {
   const page: Middleware = async (ctx, next) => {
     const signedIn = await identify(deps, ctx);
     if (!signedIn) {
@@ -74,7 +75,7 @@ export function signedInPage(deps: DashboardDeps, method: 'GET' | 'POST', sectio
       },
     });
   };
-  return method === 'POST' ? [page, ...formBody(deps.bodyLimitBytes), csrf, handle] : [page, handle];
+  return method === 'POST' ? [page, ...formBody(deps.bodyLimitBytes, fields), csrf, handle] : [page, handle];
 }
 
 /** The session's user; with single sign-on, the proxy's user, whose session is started or replaced as needed. */

@@ -4,21 +4,33 @@ import { serveAsset } from './assets.ts';
 import { signedInPage, type DashboardDeps, type PageHandler } from './deps.ts';
 import { formBody } from './forms.ts';
 import type { Section } from './layout.ts';
-import { confirmKeyDeletion, confirmKeyRegeneration, createKey, deleteKey, regenerateKey, showKeys } from './pages/keys.ts';
-import { confirmSiteDeletion, createSite, deleteSite, showSite, showSites, updateSite } from './pages/sites.ts';
-import { captureTry, showTry } from './pages/try.ts';
+import { ISSUED_PATH } from './issued-once.ts';
+import {
+  confirmKeyDeletion,
+  confirmKeyRegeneration,
+  createKey,
+  deleteKey,
+  KEY_FORM_FIELDS,
+  LINK_FORM_FIELDS,
+  regenerateKey,
+  showIssuedKey,
+  showKeys,
+  signLink,
+} from './pages/keys.ts';
+import { confirmSiteDeletion, createSite, deleteSite, showSite, showSites, SITE_FORM_FIELDS, updateSite } from './pages/sites.ts';
+import { captureTry, showTry, TRY_FORM_FIELDS } from './pages/try.ts';
 import { showUsage } from './pages/usage.ts';
-import { showSignIn, signIn, signOut } from './sign-in.ts';
+import { showSignIn, SIGN_IN_FIELDS, signIn, signOut } from './sign-in.ts';
 
 /**
  * The dashboard (MODE=hosted): server-rendered pages under /dashboard, over the same management
  * operations as the JSON API. Forms post, then redirect (POST → 303 → GET).
  */
 export function dashboardRoutes(deps: DashboardDeps): Route[] {
-  const page = (method: 'GET' | 'POST', path: string, section: Section, handler: PageHandler): Route => ({
+  const page = (method: 'GET' | 'POST', path: string, section: Section, handler: PageHandler, fields: readonly string[] = []): Route => ({
     method,
     path,
-    handlers: signedInPage(deps, method, section, handler),
+    handlers: signedInPage(deps, method, section, handler, fields),
   });
   const toSites: Middleware = (ctx) => {
     ctx.status = 303;
@@ -28,18 +40,20 @@ export function dashboardRoutes(deps: DashboardDeps): Route[] {
     { method: 'GET', path: '/dashboard', handlers: [toSites] },
     { method: 'GET', path: '/dashboard/assets/:file', handlers: [serveAsset()] },
     { method: 'GET', path: '/dashboard/sign-in', handlers: [showSignIn()] },
-    { method: 'POST', path: '/dashboard/sign-in', handlers: [...formBody(deps.bodyLimitBytes), signIn(deps)] },
+    { method: 'POST', path: '/dashboard/sign-in', handlers: [...formBody(deps.bodyLimitBytes, SIGN_IN_FIELDS), signIn(deps)] },
     { method: 'POST', path: '/dashboard/sign-out', handlers: [...formBody(deps.bodyLimitBytes), signOut(deps)] },
 
     page('GET', '/dashboard/sites', 'sites', showSites),
-    page('POST', '/dashboard/sites', 'sites', createSite),
+    page('POST', '/dashboard/sites', 'sites', createSite, SITE_FORM_FIELDS),
     page('GET', '/dashboard/sites/:siteId', 'sites', showSite),
-    page('POST', '/dashboard/sites/:siteId', 'sites', updateSite),
+    page('POST', '/dashboard/sites/:siteId', 'sites', updateSite, SITE_FORM_FIELDS),
     page('GET', '/dashboard/sites/:siteId/delete', 'sites', confirmSiteDeletion),
     page('POST', '/dashboard/sites/:siteId/delete', 'sites', deleteSite),
 
     page('GET', '/dashboard/keys', 'keys', showKeys),
-    page('POST', '/dashboard/keys', 'keys', createKey),
+    page('POST', '/dashboard/keys', 'keys', createKey, KEY_FORM_FIELDS),
+    page('GET', ISSUED_PATH, 'keys', showIssuedKey),
+    page('POST', '/dashboard/keys/link', 'keys', signLink, LINK_FORM_FIELDS),
     page('GET', '/dashboard/keys/:keyId/regenerate', 'keys', confirmKeyRegeneration),
     page('POST', '/dashboard/keys/:keyId/regenerate', 'keys', regenerateKey),
     page('GET', '/dashboard/keys/:keyId/delete', 'keys', confirmKeyDeletion),
@@ -47,6 +61,6 @@ export function dashboardRoutes(deps: DashboardDeps): Route[] {
 
     page('GET', '/dashboard/usage', 'usage', showUsage),
     page('GET', '/dashboard/try', 'try', showTry),
-    page('POST', '/dashboard/try', 'try', captureTry(deps)),
+    page('POST', '/dashboard/try', 'try', captureTry(deps), TRY_FORM_FIELDS),
   ];
 }

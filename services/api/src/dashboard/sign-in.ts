@@ -55,6 +55,8 @@ export function showSignIn(): Middleware {
   };
 }
 
+export const SIGN_IN_FIELDS = ['email', 'password', 'next'] as const;
+
 export function signIn(deps: DashboardDeps): Middleware {
   const { store, limiter, sessions, config } = deps;
   return async (ctx) => {

@@ -1,25 +1,58 @@
 import type { IssuedKeyView, KeyView, SiteView } from '../../../../../lib/management.ts';
+import { IMAGE_FORMATS } from '../../../../renderer/src/capture/image-formats.ts';
 import { validate as validateNewKey } from '../../routes/api/keys.create.ts';
+import { optionsFromQuery } from '../../routes/api/render.get.ts';
+import { validateBody as validateCapture } from '../../routes/api/screenshot.post.ts';
 import type { PageContext } from '../deps.ts';
 import { checkboxField, csrfField, errorsFor, formError, selectField, textField, type FieldErrors } from '../fields.ts';
-import { field } from '../forms.ts';
+import { checkFormText, field } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
+import { BadRequest } from '../../../../../lib/errors.ts';
+import { ISSUED_PATH, keepForOneView, takeOneView, type IssuedOnce } from '../issued-once.ts';
 import { errorStatus, keyKind, managedNote, notice, siteName, timestamp, userMessage } from './common.ts';
 
 /**
  * API keys: create (full access, or for one site, restricted or not), regenerate and delete after
- * a confirmation page. A new key is shown once: the answer to the POST renders it directly
- * (no-store) instead of redirecting, because the plaintext must not be kept anywhere, not even
- * for the one request a redirect would need.
+ * a confirmation page, and build signed render links. A new or regenerated key is shown once,
+ * after a redirect (issued-once.ts): reloading that page never creates or regenerates another.
  */
-const KEY_FIELDS = { name: /^name\b/, siteId: /^(siteId\b|Site .* not found|A site key)/, restrictDomains: /^restrictDomains\b/ };
+const KEY_FIELDS = {
+  name: /^name\b/,
+  siteId: /^(siteId\b|Site .* not found|A site key)/,
+  restrictDomains: /^restrictDomains\b/,
+  unsignedLinks: /^unsignedLinks\b/,
+};
 const FULL_ACCESS = '';
+export const KEY_FORM_FIELDS = ['name', 'siteId', 'restrictDomains', 'unsignedLinks'] as const;
 
 interface KeyFormValues {
   name: string;
   siteId: string;
   restrictDomains: boolean;
+  unsignedLinks: boolean;
 }
+
+/** The link builder: the render link's options as the form names them. */
+const LINK_FIELDS = { keyId: /^(keyId\b|API key)/, url: /URL|^url\b/, format: /^format\b/, fullPage: /^fullPage\b/, cacheTtl: /^cacheTtl\b/, expiresIn: /^expiresIn\b/ };
+export const LINK_FORM_FIELDS = ['keyId', 'url', 'format', 'fullPage', 'cacheTtl', 'expiresIn'] as const;
+const EXPIRIES = [
+  { value: '', label: 'Never' },
+  { value: '3600', label: 'In 1 hour' },
+  { value: '86400', label: 'In 1 day' },
+  { value: '604800', label: 'In 7 days' },
+  { value: '2592000', label: 'In 30 days' },
+];
+
+interface LinkFormValues {
+  keyId: string;
+  url: string;
+  format: string;
+  fullPage: boolean;
+  cacheTtl: string;
+  expiresIn: string;
+}
+
+const LINK_DEFAULTS: LinkFormValues = { keyId: '', url: '', format: 'png', fullPage: false, cacheTtl: '86400', expiresIn: '' };
 
 function keyRow(key: KeyView, sites: SiteView[]): SafeHtml {
   return html`<tr>
@@ -34,7 +67,14 @@ function keyRow(key: KeyView, sites: SiteView[]): SafeHtml {
   </tr>`;
 }
 
-async function listPage(page: PageContext, values: KeyFormValues = { name: '', siteId: FULL_ACCESS, restrictDomains: false }, errors: FieldErrors = {}, status = 200) {
+interface ListPageState {
+  key?: { values: KeyFormValues; errors: FieldErrors };
+  link?: { values: LinkFormValues; errors: FieldErrors; signed?: string };
+  status?: number;
+}
+
+async function listPage(page: PageContext, state: ListPageState = {}) {
+  const { values, errors } = state.key ?? { values: { name: '', siteId: FULL_ACCESS, restrictDomains: false, unsignedLinks: false }, errors: {} };
   const [keys, sites] = await Promise.all([page.ops.listKeys(), page.ops.listSites()]);
   page.send(
     'API keys',
@@ -62,11 +102,48 @@ async function listPage(page: PageContext, values: KeyFormValues = { name: '', s
           choices: [{ value: FULL_ACCESS, label: 'Full access: every site (requests name site_id)' }, ...sites.map((site) => ({ value: site.id, label: `Site: ${site.name}` }))],
         })}
         ${checkboxField({ label: "Restrict to the site's allowed domains", name: 'restrictDomains', checked: values.restrictDomains, hint: 'Site keys only: the key captures only URLs on the site\'s domains and their subdomains.', errors })}
+        ${checkboxField({ label: 'Allow unsigned render links', name: 'unsignedLinks', checked: values.unsignedLinks, hint: 'Site keys only, off by default: /api/render also accepts the key itself in the URL, where anyone who sees the page can copy it. Signed links need no such thing.', errors })}
         <button type="submit" class="primary">Create key</button>
       </form>
-    </section>`,
-    status,
+    </section>
+    ${linkBuilder(page, keys, state.link)}`,
+    state.status ?? 200,
   );
+}
+
+/** Signed render links for <img src>, made with a site key's signing secret, which never reaches the page. */
+function linkBuilder(page: PageContext, keys: KeyView[], state: ListPageState['link']): SafeHtml {
+  const siteKeys = keys.filter((key) => key.kind === 'site');
+  const values = state?.values ?? LINK_DEFAULTS;
+  const errors = state?.errors ?? {};
+  return html`<section class="card" aria-labelledby="link-builder">
+    <h2 id="link-builder">Build a render link</h2>
+    <p>A render link is a screenshot as a plain URL for <code>&lt;img src&gt;</code>: it names a site key by its id and is signed with the key's signing secret, so it can be shared but not changed. The documentation's <code>docs/render-links.md</code> says more.</p>
+    ${siteKeys.length === 0
+      ? html`<p>Links are signed with a site key. Create a key for one of your sites first.</p>`
+      : html`<form method="post" action="/dashboard/keys/link" novalidate>
+        ${formError(errors)}
+        ${csrfField(page.csrfToken)}
+        ${selectField({ label: 'Key', name: 'keyId', value: values.keyId, errors, choices: siteKeys.map((key) => ({ value: key.id, label: `${key.name} (${key.id})` })) })}
+        ${textField({ label: 'URL to capture', name: 'url', type: 'url', value: values.url, required: true, hint: 'An http or https address, e.g. https://example.com', errors })}
+        ${selectField({ label: 'Format', name: 'format', value: values.format, errors, choices: IMAGE_FORMATS.map((format) => ({ value: format, label: format.toUpperCase() })) })}
+        ${checkboxField({ label: 'Full page', name: 'fullPage', checked: values.fullPage, errors })}
+        ${textField({ label: 'Cache time (seconds)', name: 'cacheTtl', type: 'number', value: values.cacheTtl, hint: 'How long the same link is answered from the cache, and how long browsers and CDNs may keep it. 0 renders every time.', errors })}
+        ${selectField({ label: 'Expires', name: 'expiresIn', value: values.expiresIn, errors, choices: EXPIRIES, hint: 'After this, the link answers 403.' })}
+        <button type="submit" class="primary">Sign link</button>
+      </form>`}
+    ${state?.signed === undefined
+      ? ''
+      : html`<div class="field">
+        <label for="signed-link">Signed link</label>
+        <div class="copy-row">
+          <input id="signed-link" type="text" readonly value="${state.signed}" spellcheck="false" autocomplete="off">
+          <button type="button" data-copy="signed-link" aria-describedby="copy-status">Copy<span class="visually-hidden"> signed link</span></button>
+        </div>
+        <p class="hint" id="copy-status" role="status" aria-live="polite"></p>
+        <p class="hint">Use it as it is: <code>&lt;img src="…" alt="…"&gt;</code>. Each view counts as a capture of the key's site.</p>
+      </div>`}
+  </section>`;
 }
 
 /** The one time a key's plaintext and its signing secret are on a page: read-only fields with copy buttons. */
@@ -101,21 +178,76 @@ export async function showKeys(page: PageContext): Promise<void> {
   await listPage(page);
 }
 
+/** Shows the key the previous POST made, once; or, on a reload, says that it was shown. */
+export async function showIssuedKey(page: PageContext): Promise<void> {
+  const once = takeOneView(page.ctx);
+  if (!once) {
+    page.send(
+      'Key already shown',
+      html`<p>A new key is shown only once, and this one was shown already. If you did not copy it, regenerate it: the old one then stops working.</p>
+      <p><a href="/dashboard/keys">Back to API keys</a></p>`,
+    );
+    return;
+  }
+  issuedPage(page, once.kind === 'created' ? 'Your new API key' : 'Your regenerated API key', once.issued);
+}
+
+/** POST → 303 → the one-time view; without a session cookie to bind it to (single sign-on), the answer shows it directly. */
+function showOnce(page: PageContext, once: IssuedOnce): void {
+  if (keepForOneView(page.ctx, once)) page.redirect(ISSUED_PATH);
+  else issuedPage(page, once.kind === 'created' ? 'Your new API key' : 'Your regenerated API key', once.issued);
+}
+
 export async function createKey(page: PageContext): Promise<void> {
-  const values = { name: field(page.ctx, 'name').trim(), siteId: field(page.ctx, 'siteId'), restrictDomains: field(page.ctx, 'restrictDomains') === 'on' };
+  const values = {
+    name: field(page.ctx, 'name').trim(),
+    siteId: field(page.ctx, 'siteId'),
+    restrictDomains: field(page.ctx, 'restrictDomains') === 'on',
+    unsignedLinks: field(page.ctx, 'unsignedLinks') === 'on',
+  };
   let issued: IssuedKeyView;
   try {
+    checkFormText(page.ctx);
     const input = validateNewKey({
       name: values.name,
       ...(values.siteId !== FULL_ACCESS ? { siteId: values.siteId } : {}),
       ...(values.restrictDomains ? { restrictDomains: true } : {}),
+      ...(values.unsignedLinks ? { unsignedLinks: true } : {}),
     });
     issued = await page.ops.createKey(input);
   } catch (err) {
-    await listPage(page, values, errorsFor(userMessage(err), KEY_FIELDS), errorStatus(err));
+    await listPage(page, { key: { values, errors: errorsFor(userMessage(err), KEY_FIELDS) }, status: errorStatus(err) });
     return;
   }
-  issuedPage(page, 'Your new API key', issued);
+  showOnce(page, { kind: 'created', issued });
+}
+
+export async function signLink(page: PageContext): Promise<void> {
+  const values: LinkFormValues = {
+    keyId: field(page.ctx, 'keyId'),
+    url: field(page.ctx, 'url').trim(),
+    format: field(page.ctx, 'format') || 'png',
+    fullPage: field(page.ctx, 'fullPage') === 'on',
+    cacheTtl: field(page.ctx, 'cacheTtl').trim(),
+    expiresIn: field(page.ctx, 'expiresIn'),
+  };
+  let signed: string;
+  try {
+    checkFormText(page.ctx);
+    const options: Array<[string, string]> = [['url', values.url]];
+    if (values.format !== 'png') options.push(['format', values.format]);
+    if (values.fullPage) options.push(['fullPage', 'true']);
+    if (values.cacheTtl !== '' && values.cacheTtl !== '0') options.push(['cacheTtl', values.cacheTtl]);
+    // The API's own reading and validation of a link's options: a link signed here is one it accepts.
+    validateCapture(optionsFromQuery(new URLSearchParams(options)));
+    if (!EXPIRIES.some((choice) => choice.value === values.expiresIn)) throw new BadRequest('expiresIn must be one of the choices');
+    const expires = values.expiresIn === '' ? undefined : Math.floor(Date.now() / 1000) + Number(values.expiresIn);
+    signed = await page.ops.signRenderLink(values.keyId, { origin: page.ctx.origin, options, expires });
+  } catch (err) {
+    await listPage(page, { link: { values, errors: errorsFor(userMessage(err), LINK_FIELDS) }, status: errorStatus(err) });
+    return;
+  }
+  await listPage(page, { link: { values, errors: {}, signed } });
 }
 
 function keyId(page: PageContext): string {
@@ -142,7 +274,7 @@ export async function confirmKeyRegeneration(page: PageContext): Promise<void> {
 }
 
 export async function regenerateKey(page: PageContext): Promise<void> {
-  issuedPage(page, 'Your regenerated API key', await page.ops.regenerateKey(keyId(page)));
+  showOnce(page, { kind: 'regenerated', issued: await page.ops.regenerateKey(keyId(page)) });
 }
 
 export async function confirmKeyDeletion(page: PageContext): Promise<void> {

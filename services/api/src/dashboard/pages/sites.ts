@@ -3,7 +3,7 @@ import { validate as validateNewSite } from '../../routes/api/sites.create.ts';
 import { validate as validateSiteChange } from '../../routes/api/sites.update.ts';
 import type { PageContext } from '../deps.ts';
 import { csrfField, errorsFor, formError, textField, type FieldErrors } from '../fields.ts';
-import { field } from '../forms.ts';
+import { checkFormText, field } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { errorStatus, managedNote, notice, timestamp, userMessage } from './common.ts';
 
@@ -13,6 +13,7 @@ import { errorStatus, managedNote, notice, timestamp, userMessage } from './comm
  * the API's; a message is shown next to the field it is about.
  */
 const SITE_FIELDS = { allowedDomains: /^allowedDomains\b/, name: /^name\b/ };
+export const SITE_FORM_FIELDS = ['name', 'allowedDomains'] as const;
 const DOMAINS_HINT = 'One host name per line, or separated by commas, e.g. example.com. Subdomains are included. Leave empty to allow none.';
 
 /** The textarea's text as the API's list: split on lines, commas and spaces. */
@@ -70,6 +71,7 @@ export async function showSites(page: PageContext): Promise<void> {
 export async function createSite(page: PageContext): Promise<void> {
   const values = { name: field(page.ctx, 'name').trim(), domains: field(page.ctx, 'allowedDomains') };
   try {
+    checkFormText(page.ctx);
     const input = validateNewSite({ allowedDomains: domainList(values.domains), ...(values.name ? { name: values.name } : {}) });
     await page.ops.createSite(input);
   } catch (err) {
@@ -105,6 +107,7 @@ export async function updateSite(page: PageContext): Promise<void> {
   const site = await page.ops.getSite(siteId(page));
   const values = { name: field(page.ctx, 'name').trim(), domains: field(page.ctx, 'allowedDomains') };
   try {
+    checkFormText(page.ctx);
     const input = validateSiteChange({ allowedDomains: domainList(values.domains), ...(values.name ? { name: values.name } : {}) });
     await page.ops.updateSite(site.id, input);
   } catch (err) {

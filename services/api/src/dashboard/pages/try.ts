@@ -7,7 +7,7 @@ import type { CachePolicy } from '../../result-cache/cached-capture.ts';
 import { captureScreenshot, toCaptureRequest, validateScreenshotBody, type ScreenshotResponse } from '../../routes/screenshot.ts';
 import type { DashboardDeps, PageContext } from '../deps.ts';
 import { checkboxField, csrfField, errorsFor, formError, selectField, textField, type FieldErrors } from '../fields.ts';
-import { field } from '../forms.ts';
+import { checkFormText, field } from '../forms.ts';
 import { html } from '../html.ts';
 import { errorStatus, userMessage } from './common.ts';
 import { formatBytes, TRY_IT_KEY_ID } from './usage.ts';
@@ -30,7 +30,7 @@ const TRY_FIELDS = {
   hideSelectors: /^hideSelectors\b/,
   fullPage: /^fullPage\b/,
   selector: /^selector\b|\bselector "/,
-  url: /URL/,
+  url: /URL|^url\b/,
   quality: /^quality\b/,
   wait: /^wait\b/,
   siteId: /^Site /,
@@ -57,6 +57,23 @@ interface TryValues {
   reducedMotion: boolean;
   cacheTtl: string;
 }
+
+export const TRY_FORM_FIELDS: readonly (keyof TryValues)[] = [
+  'siteId',
+  'url',
+  'quality',
+  'wait',
+  'fullPage',
+  'removeAds',
+  'format',
+  'imageQuality',
+  'selector',
+  'waitForSelector',
+  'hideSelectors',
+  'darkMode',
+  'reducedMotion',
+  'cacheTtl',
+];
 
 const DEFAULTS: TryValues = {
   siteId: '',
@@ -203,6 +220,7 @@ export function captureTry(deps: DashboardDeps) {
     let result: TryResult;
     let siteId: string;
     try {
+      checkFormText(ctx);
       const body = validateScreenshotBody(screenshotBodyOf(values));
       siteId = (await page.ops.getSite(values.siteId)).id;
       await deps.limiter.consume(ctx, `dashboard:${account.id}`, account.rateLimitPerMinute);

@@ -1,6 +1,7 @@
 import type { KeyView, SiteView } from '../../../../../lib/management.ts';
 import type { UsageDayRow } from '../../../../../lib/store/usage-history.ts';
 import { utcDay } from '../../../../../lib/store/usage-history.ts';
+import { BadRequest } from '../../../../../lib/errors.ts';
 import { barChart } from '../chart.ts';
 import type { PageContext } from '../deps.ts';
 import { selectField } from '../fields.ts';
@@ -46,6 +47,12 @@ export async function showUsage(page: PageContext): Promise<void> {
   const selected = typeof page.ctx.query.of === 'string' ? page.ctx.query.of : 'all';
   // The account's total is the sum over its sites: every capture counts against exactly one site.
   const [scope, id] = selected === 'all' ? ['site', undefined] : (selected.split(':') as [string, string]);
+  // Another account's site or key does not exist here, as on every other page.
+  if (id !== undefined) {
+    if (scope === 'site') await page.ops.getSite(id);
+    else if (scope === 'key') await page.ops.getKey(id);
+    else throw new BadRequest('of must be all, site:<site id> or key:<key id>');
+  }
   const rows = history.filter((row: UsageDayRow) => row.scope === scope && (id === undefined || row.id === id));
   const perDay = (field: 'captures' | 'failures' | 'bytes') => days.map((day) => rows.filter((row) => row.day === day).reduce((sum, row) => sum + row[field], 0));
   const captures = perDay('captures');

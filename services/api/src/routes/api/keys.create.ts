@@ -1,7 +1,7 @@
 import { compileValidator } from '../../validation.ts';
 import { operationsFor } from './operations.ts';
 import type { ApiRoute } from './route.ts';
-import { issuedKeySchema, nameSchema } from './schemas.ts';
+import { issuedKeySchema, nameMessages, nameSchema } from './schemas.ts';
 
 export const createKeySchema = {
   type: 'object',
@@ -18,7 +18,7 @@ export const createKeySchema = {
   },
 } as const;
 
-export const validate = compileValidator<{ name: string; siteId?: string; restrictDomains?: boolean; unsignedLinks?: boolean }>(createKeySchema, []);
+export const validate = compileValidator<{ name: string; siteId?: string; restrictDomains?: boolean; unsignedLinks?: boolean }>(createKeySchema, nameMessages);
 
 export const createKeyRoute: ApiRoute = {
   method: 'POST',

@@ -1,3 +1,5 @@
+import type { ErrorObject } from 'ajv';
+import type { MessageRule } from '../../validation.ts';
 import type { JsonSchema } from './route.ts';
 
 /** Response schemas of the management API, for the OpenAPI document. Request schemas sit beside their routes. */
@@ -94,8 +96,13 @@ export const unauthorizedSchema: JsonSchema = {
   properties: { error: { type: 'string', examples: ['Invalid API key'] } },
 };
 
-/** A name for a site or key: what people see in lists. */
-export const nameSchema = { type: 'string', minLength: 1, maxLength: 100 } as const;
+/** A name for a site or key: what people see in lists. One line of text: no control characters. */
+export const nameSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$' } as const;
+
+/** The 400 text for a name with a control character (NUL, a line break...), from the pattern above. */
+export const nameMessages: MessageRule[] = [
+  (e: ErrorObject) => (e.instancePath === '/name' && e.keyword === 'pattern' ? 'name must not contain control characters (such as NUL or a line break)' : undefined),
+];
 
 export const allowedDomainsSchema = {
   type: 'array',

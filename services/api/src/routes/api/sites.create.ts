@@ -1,7 +1,7 @@
 import { compileValidator } from '../../validation.ts';
 import { operationsFor } from './operations.ts';
 import type { ApiRoute } from './route.ts';
-import { allowedDomainsSchema, nameSchema, siteSchema } from './schemas.ts';
+import { allowedDomainsSchema, nameMessages, nameSchema, siteSchema } from './schemas.ts';
 
 export const createSiteSchema = {
   type: 'object',
@@ -13,7 +13,7 @@ export const createSiteSchema = {
   },
 } as const;
 
-export const validate = compileValidator<{ name?: string; allowedDomains: string[] }>(createSiteSchema, []);
+export const validate = compileValidator<{ name?: string; allowedDomains: string[] }>(createSiteSchema, nameMessages);
 
 export const createSiteRoute: ApiRoute = {
   method: 'POST',

@@ -1,7 +1,7 @@
 import { compileValidator } from '../../validation.ts';
 import { operationsFor } from './operations.ts';
 import { param, type ApiRoute } from './route.ts';
-import { allowedDomainsSchema, nameSchema, siteSchema } from './schemas.ts';
+import { allowedDomainsSchema, nameMessages, nameSchema, siteSchema } from './schemas.ts';
 
 export const updateSiteSchema = {
   type: 'object',
@@ -12,6 +12,7 @@ export const updateSiteSchema = {
 
 export const validate = compileValidator<{ name?: string; allowedDomains?: string[] }>(updateSiteSchema, [
   (e) => (e.keyword === 'minProperties' ? 'Give allowedDomains or name to change' : undefined),
+  ...nameMessages,
 ]);
 
 export const updateSiteRoute: ApiRoute = {
