@@ -83,6 +83,9 @@ describe('GET /api/render: signed render links (hosted, embedded store, real Chr
     expect(notModified.status).to.equal(304);
     expect(notModified.text ?? '').to.equal('');
     expect((await hosted.api().get(link).set('If-None-Match', '"something-else"')).status).to.equal(200);
+    // As fetch() sends a conditional request: a list, and Cache-Control: no-cache beside it.
+    const listed = await hosted.api().get(link).set('If-None-Match', `"other", W/${miss.headers.etag}`).set('Cache-Control', 'no-cache');
+    expect(listed.status).to.equal(304);
   });
 
   it('never lets a CDN keep a link past its expiry', async () => {

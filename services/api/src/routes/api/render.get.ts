@@ -129,6 +129,16 @@ function cacheControl(cacheTtl: number | undefined, expires: number | undefined)
   return maxAge > 0 ? `public, max-age=${maxAge}` : 'public, no-cache';
 }
 
+/**
+ * If-None-Match names this ETag (weak comparison, RFC 9110 13.1.2), or is `*`. Koa's ctx.fresh is
+ * not used: it answers 200 to any request with Cache-Control: no-cache, which fetch() adds to
+ * every conditional request it is given.
+ */
+function notModified(ifNoneMatch: string, etag: string): boolean {
+  if (ifNoneMatch.trim() === '*') return true;
+  return ifNoneMatch.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
+}
+
 function etagOf(image: Buffer): string {
   return `"${createHash('sha256').update(image).digest('base64url')}"`;
 }
@@ -205,10 +215,11 @@ export const renderRoute: ApiRoute = {
     const raw: ImageFormat = body.format ?? 'png';
     const { answer, recordCapture } = await captureForKey(deps, ctx, principal, { body, siteId, raw, started });
     sendScreenshot(ctx, answer, raw);
-    ctx.set('ETag', etagOf(answer.image));
+    const etag = etagOf(answer.image);
+    ctx.set('ETag', etag);
     ctx.set('Cache-Control', cacheControl(body.cacheTtl, expires));
     ctx.status = 200;
-    if (ctx.fresh) {
+    if (notModified(ctx.get('If-None-Match'), etag)) {
       ctx.status = 304;
       ctx.body = null;
     }
