@@ -170,6 +170,9 @@ describe('GET /api/render: signed render links (hosted, embedded store, real Chr
       await refused(sign([['url', fixtures.url('/simple')], ['fullPage', 'yes']]), 400, /fullPage must be a boolean/);
       await refused(sign([['url', 'file:///etc/passwd']]), 400, /Invalid URL/);
       await refused(sign([['url', fixtures.url('/simple')], ['url', fixtures.url('/geometry')]]), 400, /url is given 2 times/);
+      await refused(sign([['url', fixtures.url('/simple')], ['__proto__.polluted', 'yes']]), 400, /Unknown field: "__proto__.polluted"/);
+      expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
+      await refused(sign([['url', fixtures.url('/simple')], ['fullPage.x', 'true']]), 400, /Unknown field|must be a boolean/);
 
       await hosted.store.setAccountRateLimit(hosted.account.id, 1);
       const limited = sign([['url', fixtures.url('/simple')]]);

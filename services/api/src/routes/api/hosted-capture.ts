@@ -53,20 +53,24 @@ function checkDomain(key: ApiKey, site: Site, url: string): void {
 }
 
 export interface HostedCapture {
-  body: ScreenshotBody;
+  /** The validated options, as the client gave them. */
+  given: ScreenshotBody;
   siteId: string | undefined;
-  /** The format to answer as raw bytes, if any: it sets the encoding when the body did not. */
-  raw: ImageFormat | undefined;
+  /**
+   * Run once the key may capture (site, domain, rate limit): the options to capture with, and the
+   * format to answer as raw bytes, if any (POST /api/screenshot reads it from Accept).
+   */
+  chooseFormat(): { body: ScreenshotBody; raw: ImageFormat | undefined };
   /** performance.now() when the request arrived. */
   started: number;
 }
 
 export async function captureForKey(deps: HostedDeps, ctx: Context, { key, account }: Principal, request: HostedCapture) {
   const { store, renderer, limiter, logger, resultCache } = deps;
-  const { body } = request;
   const site = await resolveSite(store, key, request.siteId);
-  checkDomain(key, site, body.url);
+  checkDomain(key, site, request.given.url);
   await limiter.consume(ctx, key.id, account.rateLimitPerMinute);
+  const { body, raw } = request.chooseFormat();
 
   const usage = { accountId: account.id, siteId: site.id, keyId: key.id };
   let answer: Awaited<ReturnType<typeof captureScreenshot>>;
@@ -75,7 +79,7 @@ export async function captureForKey(deps: HostedDeps, ctx: Context, { key, accou
     const scope = key.restrictDomains ? { allowedDomains: site.allowedDomains } : {};
     // Sites never share entries: the site is part of the key.
     const policy = { cache: resultCache, ttlSeconds: body.cacheTtl ?? 0, scope: { mode: 'hosted', siteId: site.id } as const, logger };
-    answer = await captureScreenshot(ctx, renderer, { ...toCaptureRequest(body, request.raw), ...scope }, request.started, policy);
+    answer = await captureScreenshot(ctx, renderer, { ...toCaptureRequest(body, raw), ...scope }, request.started, policy);
   } catch (err) {
     // The page went outside the domains: the same refusal as for the URL, found later.
     if (isDomainRefusal(err)) recordAuthFailure('domain_forbidden');
@@ -84,6 +88,7 @@ export async function captureForKey(deps: HostedDeps, ctx: Context, { key, accou
   }
   return {
     answer: { ...answer, body: { ...answer.body, site_id: site.id } },
+    raw,
     recordCapture: (bytes: number) => store.recordUsage({ ...usage, outcome: 'capture', bytes }),
   };
 }

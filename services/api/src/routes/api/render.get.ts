@@ -4,7 +4,7 @@ import { looksLikeApiKey } from '../../../../../lib/api-keys.ts';
 import { BadRequest, Forbidden, Unauthorized } from '../../../../../lib/errors.ts';
 import { LINK_PARAMETERS, RENDER_PATH, signatureMatches, splitSignedQuery } from '../../../../../lib/render-links.ts';
 import type { Store } from '../../../../../lib/store/store.ts';
-import { IMAGE_FORMATS, MIME_TYPES, type ImageFormat } from '../../../../renderer/src/capture/image-formats.ts';
+import { DEFAULT_IMAGE_FORMAT, IMAGE_FORMATS, MIME_TYPES } from '../../../../renderer/src/capture/image-formats.ts';
 import { authenticate, touchKey, type Principal } from '../../auth/hosted-key.ts';
 import { recordAuthFailure } from '../../metrics.ts';
 import { sendScreenshot } from '../screenshot-answer.ts';
@@ -26,32 +26,54 @@ const KEY_ID = /^key_[0-9a-f]{24}$/;
 /** 12 digits: any Unix time in seconds until the year 33658; more would be a mistake, not a date. */
 const UNIX_TIME = /^\d{1,12}$/;
 const NUMBER = /^-?\d+(\.\d+)?$/;
+const FIELD = /^[A-Za-z_]\w{0,63}$/;
+const UNSAFE_FIELDS = new Set(['__proto__', 'constructor', 'prototype']);
 
-type Properties = Record<string, { type?: string }>;
-const OPTION_TYPES = hostedScreenshotBodySchema.properties as Properties;
+interface PropertySchema {
+  type?: string;
+  properties?: Record<string, PropertySchema>;
+}
+const OPTIONS_SCHEMA = hostedScreenshotBodySchema as PropertySchema;
 
 /**
  * The capture options from the query, typed by the POST body's schema: booleans are `true` or
- * `false`, numbers are decimal, a list repeats its parameter (hideSelectors=a&hideSelectors=b).
- * Anything else stays a string, so validation answers with the same 400 as the POST body would.
+ * `false`, numbers are decimal, a list repeats its parameter (hideSelectors=a&hideSelectors=b),
+ * and a field of an object is named with dots (pdf.paper=A4, pdf.margin.top=1cm). Anything else
+ * stays a string, so validation answers with the same 400 as the POST body would, unknown
+ * fields included.
  */
 export function optionsFromQuery(query: URLSearchParams): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const name of new Set(query.keys())) {
     if ((LINK_PARAMETERS as readonly string[]).includes(name)) continue;
     const values = query.getAll(name);
-    const type = OPTION_TYPES[name]?.type;
-    if (type === 'array') {
-      body[name] = values;
-      continue;
+    const path = name.split('.');
+    // A name is a field path of the schema's shape; __proto__ and the like never reach an object.
+    if (!path.every((part) => FIELD.test(part) && !UNSAFE_FIELDS.has(part))) throw new BadRequest(`Unknown field: "${name}"`);
+    // The object that holds the field, and the field's schema; both made or found along the dotted path.
+    let holder = body;
+    let schema: PropertySchema | undefined = OPTIONS_SCHEMA;
+    for (const [depth, part] of path.entries()) {
+      schema = schema?.properties?.[part];
+      if (depth === path.length - 1) break;
+      const next = Object.hasOwn(holder, part) ? holder[part] : (holder[part] = {});
+      if (typeof next !== 'object' || next === null || Array.isArray(next)) throw new BadRequest(`${name} cannot be given beside ${path.slice(0, depth + 1).join('.')}`);
+      holder = next as Record<string, unknown>;
     }
-    if (values.length > 1) throw new BadRequest(`${name} is given ${values.length} times: give it once`);
-    const value = values[0] as string;
-    if (type === 'boolean' && (value === 'true' || value === 'false')) body[name] = value === 'true';
-    else if ((type === 'integer' || type === 'number') && NUMBER.test(value)) body[name] = Number(value);
-    else body[name] = value;
+    const field = path.at(-1) as string;
+    if (Object.hasOwn(holder, field)) throw new BadRequest(`${name} cannot be given beside the fields under it`);
+    holder[field] = typed(name, values, schema?.type);
   }
   return body;
+}
+
+function typed(name: string, values: string[], type: string | undefined): unknown {
+  if (type === 'array') return values;
+  if (values.length > 1) throw new BadRequest(`${name} is given ${values.length} times: give it once`);
+  const value = values[0] as string;
+  if (type === 'boolean' && (value === 'true' || value === 'false')) return value === 'true';
+  if ((type === 'integer' || type === 'number') && NUMBER.test(value)) return Number(value);
+  return value;
 }
 
 function single(query: URLSearchParams, name: string): string | undefined {
@@ -212,8 +234,9 @@ export const renderRoute: ApiRoute = {
     const { principal, expires, options } = await checkLink(deps.store, ctx.querystring);
     await touchKey(deps.store, principal.key);
     const { site_id: siteId, ...body } = validateBody(options);
-    const raw: ImageFormat = body.format ?? 'png';
-    const { answer, recordCapture } = await captureForKey(deps, ctx, principal, { body, siteId, raw, started });
+    // A link answers its format's bytes whatever the Accept header says: an <img> accepts anything.
+    const chooseFormat = () => ({ body, raw: body.format ?? DEFAULT_IMAGE_FORMAT });
+    const { answer, raw, recordCapture } = await captureForKey(deps, ctx, principal, { given: body, siteId, chooseFormat, started });
     sendScreenshot(ctx, answer, raw);
     const etag = etagOf(answer.image);
     ctx.set('ETag', etag);

@@ -81,9 +81,10 @@ export const hostedScreenshotRoute: ApiRoute = {
   handler: (deps) =>
     async (ctx) => {
       const started = performance.now();
-      const { site_id: siteId, ...body } = validateBody(ctx.request.body);
-      const raw = rawImageFormat(ctx, body.format);
-      const { answer, recordCapture } = await captureForKey(deps, ctx, principalOf(ctx), { body, siteId, raw, started });
+      const { site_id: siteId, ...given } = validateBody(ctx.request.body);
+      // After the site, domain and rate-limit checks, as before: the Accept header's format.
+      const chooseFormat = () => ({ raw: rawImageFormat(ctx, given.format), body: given });
+      const { answer, raw, recordCapture } = await captureForKey(deps, ctx, principalOf(ctx), { given, siteId, chooseFormat, started });
       await recordCapture(answer.body.fileSize);
       sendScreenshot(ctx, answer, raw);
     },
