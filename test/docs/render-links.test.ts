@@ -90,6 +90,25 @@ describe('docs/render-links.md: every way to build a link renders in a real brow
     expect(near(image.rgb(700, 100), [255, 255, 255]), 'outside the image').to.equal(true);
   }
 
+  /** The same loopback page, with a link the API refuses: a broken image, and the JSON error behind it. */
+  async function brokenInImg(link: string, status: number): Promise<void> {
+    const html = `<!doctype html><html lang="en"><head><title>img</title></head><body><img id="shot" alt="A refused link" src="${link.replaceAll('&', '&amp;')}"></body></html>`;
+    await page.goto(fixtures.url(`/echo?html=${encodeURIComponent(html)}`));
+    await page.waitForFunction(() => (document.getElementById('shot') as HTMLImageElement).complete);
+    expect(await page.$eval('#shot', (img) => [(img as HTMLImageElement).naturalWidth, (img as HTMLImageElement).naturalHeight])).to.deep.equal([0, 0]);
+    const response = await fetch(link);
+    expect(response.status).to.equal(status);
+    expect(response.headers.get('content-type')).to.match(/^application\/json/);
+    expect((await response.json()).error).to.be.a('string');
+  }
+
+  it('with a changed or expired link, an <img> shows a broken image, and the answer is a JSON error', async () => {
+    const link = await run(process.execPath, ['--input-type=module', '-e', block('js', 'createHmac')], env);
+    await brokenInImg(link.replace('cacheTtl=86400', 'cacheTtl=86401'), 401);
+    const expired = await run('bash', ['-euo', 'pipefail', '-c', block('sh', 'openssl dgst').replace('+ 604800', '- 10')], env);
+    await brokenInImg(expired, 403);
+  });
+
   it('with the CLI (viewfinder links sign)', async () => {
     const commands = block('sh', 'viewfinder links sign').replace(/^export .*\n/gm, '');
     await rendersInImg(await run('bash', ['-euo', 'pipefail', '-c', commands], env));
