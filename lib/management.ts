@@ -1,6 +1,6 @@
 import { normalizeAllowedDomains } from './domains.ts';
 import { Conflict, NotFound } from './errors.ts';
-import type { ApiKey, ManagedBy, Site, Store, UsageRow } from './store/store.ts';
+import type { ApiKey, IssuedKey, ManagedBy, Site, Store, UsageRow } from './store/store.ts';
 
 /**
  * The account-scoped operations on sites and keys, shared by the management API and the admin
@@ -29,9 +29,10 @@ export interface KeyView {
   lastUsedAt: string | null;
 }
 
-/** A key view with its plaintext: only the answers to create and regenerate carry one. */
+/** A key view with its plaintext and signing secret: only the answers to create and regenerate carry them. */
 export interface IssuedKeyView extends KeyView {
   key: string;
+  signingSecret: string;
 }
 
 export interface UsageView {
@@ -110,7 +111,7 @@ export function accountOperations(store: Store, accountId: string) {
     if (key.managedBy) throw managedConflict('API key', key.id, key.managedBy);
     return key;
   };
-  const issued = (key: ApiKey, secret: string): IssuedKeyView => ({ ...keyView(key), key: secret });
+  const issued = ({ key, secret, signingSecret }: IssuedKey): IssuedKeyView => ({ ...keyView(key), key: secret, signingSecret });
 
   return {
     ownSite,
@@ -144,14 +145,15 @@ export function accountOperations(store: Store, accountId: string) {
       return (await store.listKeys(accountId)).map(keyView);
     },
     async createKey(input: KeyInput) {
-      const { key, secret } = await store.createKey({
-        accountId,
-        name: input.name,
-        kind: input.siteId === undefined ? 'full' : 'site',
-        siteId: input.siteId ?? null,
-        restrictDomains: input.restrictDomains ?? false,
-      });
-      return issued(key, secret);
+      return issued(
+        await store.createKey({
+          accountId,
+          name: input.name,
+          kind: input.siteId === undefined ? 'full' : 'site',
+          siteId: input.siteId ?? null,
+          restrictDomains: input.restrictDomains ?? false,
+        }),
+      );
     },
     async getKey(keyId: string) {
       return keyView(await ownKey(keyId));
@@ -164,7 +166,7 @@ export function accountOperations(store: Store, accountId: string) {
       await unmanagedKey(keyId);
       const regenerated = await store.regenerateKey(keyId);
       if (!regenerated) throw new NotFound(`API key ${keyId} not found`);
-      return issued(regenerated.key, regenerated.secret);
+      return issued(regenerated);
     },
 
     async usage(): Promise<UsageView> {
