@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { PNG } from 'pngjs';
 import { verifySignature } from '../../../../lib/webhook-signature.ts';
 import { MAX_BATCH } from '../../../../services/api/src/captures/config.ts';
+import { apiRegistry } from '../../../../services/api/src/metrics.ts';
 import { eventually } from '../../../support/eventually.ts';
 import { closedPort, startFixtureServer, type FixtureServer } from '../../../support/fixture-server.ts';
 import { decodeDataUri } from '../../../support/harness.ts';
@@ -119,6 +120,18 @@ describe('asynchronous captures, hosted (real Chromium, loopback receivers)', fu
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(hook.deliveries).to.have.length(3);
     expect(new Set(hook.deliveries.map((d) => d.headers['viewfinder-delivery'])).size, 'one delivery id for every attempt').to.equal(1);
+
+    const metrics = await apiRegistry.getMetricsAsJSON();
+    // A histogram's samples name themselves (…_count); a gauge's and a counter's do not.
+    const sample = (name: string, labels: Record<string, string>, sampleName = name) =>
+      metrics
+        .find((metric) => metric.name === name)
+        ?.values.find((value) => ((value as { metricName?: string }).metricName ?? name) === sampleName && Object.entries(labels).every(([k, v]) => value.labels[k] === v))?.value;
+    expect(sample('viewfinder_jobs', { type: 'capture', state: 'succeeded' })).to.equal(1);
+    expect(sample('viewfinder_jobs', { type: 'webhook', state: 'succeeded' })).to.equal(1);
+    expect(sample('viewfinder_webhook_deliveries_total', { outcome: 'failed' })).to.be.at.least(2);
+    expect(sample('viewfinder_webhook_deliveries_total', { outcome: 'delivered' })).to.be.at.least(1);
+    expect(sample('viewfinder_async_capture_duration_seconds', { outcome: 'succeeded' }, 'viewfinder_async_capture_duration_seconds_count')).to.be.at.least(1);
   });
 
   it('sends the webhook of a capture that failed for good, with the error', async () => {
