@@ -8,6 +8,7 @@ import { confirmKeyDeletion, confirmKeyRegeneration, createKey, deleteKey, regen
 import { confirmSiteDeletion, createSite, deleteSite, showSite, showSites, updateSite } from './pages/sites.ts';
 import { captureTry, showTry } from './pages/try.ts';
 import { showUsage } from './pages/usage.ts';
+import { showJobs } from './pages/jobs.ts';
 import { showSignIn, signIn, signOut } from './sign-in.ts';
 
 /**
@@ -48,5 +49,6 @@ export function dashboardRoutes(deps: DashboardDeps): Route[] {
     page('GET', '/dashboard/usage', 'usage', showUsage),
     page('GET', '/dashboard/try', 'try', showTry),
     page('POST', '/dashboard/try', 'try', captureTry(deps)),
+    page('GET', '/dashboard/jobs', 'jobs', showJobs(deps)),
   ];
 }
