@@ -20,6 +20,7 @@ import { reportCacheSize } from './result-cache/metrics.ts';
 import { describeResultCache, lazyResultCache } from './result-cache/open.ts';
 import { createNetworkGuard } from '../../renderer/src/guard/network-guard.ts';
 import { createCaptureJobs, type CaptureJobs } from './captures/service.ts';
+import { minimumRetrySpanMs } from '../../../lib/jobs/retry.ts';
 import type { Store } from '../../../lib/store/store.ts';
 import type { ResultCache } from './result-cache/result-cache.ts';
 
@@ -44,6 +45,8 @@ function startCaptureJobs(config: ApiConfig, store: Store | undefined, renderer:
   if (!store) return undefined;
   const captures = createCaptureJobs({ store, renderer, config: config.captures, logger, guard: createNetworkGuard(config.renderer.networkAllowlist), resultCache });
   captures.runner.start();
+  const webhookSpanMs = minimumRetrySpanMs(config.captures.webhook);
+  if (webhookSpanMs < 3_600_000) logger.warn({ webhookSpanMs }, 'Webhook retries span less than an hour (WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_BASE_MS, WEBHOOK_RETRY_MAX_MS): a receiver down for longer misses its events');
   logger.info({ workerId: captures.runner.workerId, concurrency: config.captures.concurrency, sharePercent: config.captures.sharePercent }, 'Job runner started');
   return captures;
 }

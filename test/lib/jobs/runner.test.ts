@@ -7,18 +7,10 @@ import { createJobRunner, type JobEvent, type JobHandler, type JobRunner, type J
 import { openSqliteStore } from '../../../lib/store/sqlite.ts';
 import type { Store } from '../../../lib/store/store.ts';
 import { silentLogger } from '../../support/harness.ts';
-import { eventually } from '../../support/eventually.ts';
+import { expectEventually } from '../../support/eventually.ts';
 
 const QUICK: RetryPolicy = { maxAttempts: 3, baseDelayMs: 20, maxDelayMs: 100 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Waits until `check`'s assertions hold; past the deadline, its own assertion error is the failure. */
-async function expectSoon(check: () => Promise<unknown>): Promise<void> {
-  const holds = async () => check().then(() => true, () => false);
-  await eventually('the expectation holds', holds, 10_000).catch(async () => {
-    await check();
-  });
-}
 
 describe('job runner (embedded store)', function () {
   this.timeout(20_000);
@@ -49,7 +41,7 @@ describe('job runner (embedded store)', function () {
     const jobs = runner([handler(async (job) => ({ result: { doubled: (job.payload.n as number) * 2 }, blob: Buffer.from('bytes') }))]);
     jobs.start();
     const { job } = await jobs.enqueue('work', 'owner', { n: 21 });
-    await expectSoon(async () => expect((await store.getJob(job.id))?.state).to.equal('succeeded'));
+    await expectEventually(async () => expect((await store.getJob(job.id))?.state).to.equal('succeeded'));
     const done = await store.getJob(job.id);
     expect(done).to.deep.include({ attempts: 1, lastError: null });
     expect(done!.result).to.deep.equal({ doubled: 42 });
@@ -77,7 +69,7 @@ describe('job runner (embedded store)', function () {
     );
     for (let i = 0; i < 12; i++) await jobs.enqueue(i % 2 ? 'work' : 'slow', 'owner', { i });
     jobs.start();
-    await expectSoon(async () => expect(await store.countJobs({ states: ['succeeded'] })).to.equal(12));
+    await expectEventually(async () => expect(await store.countJobs({ states: ['succeeded'] })).to.equal(12));
     expect(most).to.equal(3);
     expect(mostSlow).to.equal(1);
   });
@@ -97,7 +89,7 @@ describe('job runner (embedded store)', function () {
     );
     jobs.start();
     const { job } = await jobs.enqueue('work', 'owner', {});
-    await expectSoon(async () => expect((await store.getJob(job.id))?.state).to.equal('succeeded'));
+    await expectEventually(async () => expect((await store.getJob(job.id))?.state).to.equal('succeeded'));
     const done = await store.getJob(job.id);
     expect(done).to.deep.include({ attempts: 3, lastError: 'receiver said 500 (call 2)' });
     expect(events.map((event) => event.kind)).to.deep.equal(['retry', 'retry', 'succeeded']);
@@ -118,7 +110,7 @@ describe('job runner (embedded store)', function () {
     ]);
     jobs.start();
     const { job } = await jobs.enqueue('work', 'owner', {});
-    await expectSoon(async () => expect((await store.getJob(job.id))?.state).to.equal('failed'));
+    await expectEventually(async () => expect((await store.getJob(job.id))?.state).to.equal('failed'));
     expect(await store.getJob(job.id)).to.deep.include({ attempts: 3, lastError: 'always down' });
     expect(failures).to.deep.equal(['always down']);
   });
@@ -131,7 +123,7 @@ describe('job runner (embedded store)', function () {
     ]);
     jobs.start();
     const { job } = await jobs.enqueue('work', 'owner', {});
-    await expectSoon(async () => expect((await store.getJob(job.id))?.state).to.equal('failed'));
+    await expectEventually(async () => expect((await store.getJob(job.id))?.state).to.equal('failed'));
     expect(await store.getJob(job.id)).to.deep.include({ attempts: 1, lastError: 'target refused by the network guard' });
   });
 
@@ -148,9 +140,9 @@ describe('job runner (embedded store)', function () {
     const two = runner([slow], { leaseMs: 90, store: second });
     const { job } = await one.enqueue('work', 'owner', {});
     one.start();
-    await expectSoon(async () => expect((await store.getJob(job.id))?.state).to.equal('running'));
+    await expectEventually(async () => expect((await store.getJob(job.id))?.state).to.equal('running'));
     two.start();
-    await expectSoon(async () => expect((await store.getJob(job.id))?.state).to.equal('succeeded'));
+    await expectEventually(async () => expect((await store.getJob(job.id))?.state).to.equal('succeeded'));
     expect(runs).to.equal(1);
     expect((await store.getJob(job.id))?.attempts).to.equal(1);
   });
@@ -160,7 +152,7 @@ describe('job runner (embedded store)', function () {
     expect((await store.claimJob(['work'], 'dead-process', 50))?.id).to.equal(job.id);
     const jobs = runner([handler(async () => ({ result: { by: 'survivor' } }))], { workerId: 'survivor' });
     jobs.start();
-    await expectSoon(async () => expect((await store.getJob(job.id))?.state).to.equal('succeeded'));
+    await expectEventually(async () => expect((await store.getJob(job.id))?.state).to.equal('succeeded'));
     expect(await store.getJob(job.id)).to.deep.include({ attempts: 2 });
   });
 
@@ -170,7 +162,7 @@ describe('job runner (embedded store)', function () {
     await store.claimJob(['work'], 'dead-process', 30);
     const jobs = runner([handler(async () => ((runs += 1), { result: null }))]);
     jobs.start();
-    await expectSoon(async () => expect((await store.getJob(job.id))?.state).to.equal('failed'));
+    await expectEventually(async () => expect((await store.getJob(job.id))?.state).to.equal('failed'));
     expect(runs).to.equal(0);
   });
 
@@ -188,7 +180,7 @@ describe('job runner (embedded store)', function () {
     for (let i = 0; i < 40; i++) await one.enqueue('work', 'owner', { i });
     one.start();
     two.start();
-    await expectSoon(async () => expect(await store.countJobs({ states: ['succeeded'] })).to.equal(40));
+    await expectEventually(async () => expect(await store.countJobs({ states: ['succeeded'] })).to.equal(40));
     expect(seen).to.have.length(40);
     expect(new Set(seen).size).to.equal(40);
   });
@@ -204,7 +196,7 @@ describe('job runner (embedded store)', function () {
     ]);
     jobs.start();
     const { job } = await jobs.enqueue('work', 'owner', {});
-    await expectSoon(async () => expect((await store.getJob(job.id))?.state).to.equal('running'));
+    await expectEventually(async () => expect((await store.getJob(job.id))?.state).to.equal('running'));
     await jobs.stop(50);
     const back = await store.getJob(job.id);
     expect(back).to.deep.include({ state: 'queued', lockedBy: null, lastError: 'interrupted: the process running it stopped' });
@@ -214,7 +206,7 @@ describe('job runner (embedded store)', function () {
     const jobs = runner([handler(async () => ({ result: null }), { retentionMs: 30 })], { sweepIntervalMs: 40 });
     jobs.start();
     const { job } = await jobs.enqueue('work', 'owner', {});
-    await expectSoon(async () => expect(await store.getJob(job.id)).to.equal(null));
+    await expectEventually(async () => expect(await store.getJob(job.id)).to.equal(null));
   });
 });
 

@@ -13,6 +13,7 @@ import type { Store } from '../../../../lib/store/store.ts';
 import type { ImageFormat } from '../../../renderer/src/capture/image-formats.ts';
 import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
 import { captureThroughCache } from '../result-cache/cached-capture.ts';
+import { resultFields, type ResultFields } from '../routes/screenshot.ts';
 import type { ResultCache } from '../result-cache/result-cache.ts';
 import type { CapturesConfig } from './config.ts';
 import { recordAsyncCaptureDone } from './metrics.ts';
@@ -31,19 +32,7 @@ export interface CapturePayload {
 }
 
 /** The metadata of a finished capture: the synchronous answer's fields without the image. */
-export interface CaptureMetadata {
-  url: string;
-  quality: string;
-  format: ImageFormat;
-  width: number;
-  height: number;
-  fileSize: number;
-  processingTimeMs: number;
-  waitMs: number;
-  truncated?: boolean;
-  cached?: boolean;
-  site_id?: string;
-}
+export type CaptureMetadata = ResultFields & { format: ImageFormat; site_id?: string };
 
 export const payloadOf = (job: Job) => job.payload as unknown as CapturePayload;
 
@@ -95,16 +84,8 @@ export function captureJobHandler(deps: CaptureJobDeps): JobHandler {
       }
       const { result, cached } = outcome;
       const metadata: CaptureMetadata = {
-        url: request.url,
-        quality: request.quality,
+        ...resultFields(request, result, started, cached),
         format: result.format,
-        width: result.width,
-        height: result.height,
-        fileSize: result.fileSize,
-        processingTimeMs: Math.round(performance.now() - started),
-        waitMs: result.waitMs,
-        ...(request.fullPage || request.selector !== undefined ? { truncated: result.truncated } : {}),
-        ...(cached !== undefined ? { cached } : {}),
         ...(payload.hosted ? { site_id: payload.hosted.siteId } : {}),
       };
       await recordUsage(payload, 'capture', result.fileSize);

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { openSqliteStore } from '../../../../lib/store/sqlite.ts';
 import type { Store } from '../../../../lib/store/store.ts';
 import { verifySignature } from '../../../../lib/webhook-signature.ts';
-import { eventually } from '../../../support/eventually.ts';
+import { expectEventually } from '../../../support/eventually.ts';
 import { page } from '../../../support/fixture-server.ts';
 import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../../../support/processes.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../support/webhook-receiver.ts';
@@ -36,12 +36,6 @@ async function startLoggingPages() {
     requests: (name: string) => log.get(`/page/${name}`) ?? [],
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };
-}
-
-async function expectSoon(check: () => Promise<unknown>, timeoutMs = 60_000): Promise<void> {
-  await eventually('the expectation holds', () => check().then(() => true, () => false), timeoutMs).catch(async () => {
-    await check();
-  });
 }
 
 describe('asynchronous captures survive SIGKILL and share one store between API processes (real processes, remote renderer)', function () {
@@ -108,15 +102,15 @@ describe('asynchronous captures survive SIGKILL and share one store between API 
     const names = Array.from({ length: 6 }, (_, i) => `kill-${i}`);
     const response = await submit(first, { captures: names.map((name) => ({ url: pages.url(name, 1500), webhookUrl: receiver.url })) });
     expect(response.status).to.equal(202);
-    await expectSoon(async () => expect((await states()).filter((job) => job.state === 'running')).to.not.be.empty);
+    await expectEventually(async () => expect((await states()).filter((job) => job.state === 'running')).to.not.be.empty, 60_000);
     first.child.kill('SIGKILL');
     await new Promise((resolve) => first.child.once('exit', resolve));
     const runningAtKill = (await states()).filter((job) => job.state === 'running').map((job) => job.id);
     expect(runningAtKill, 'jobs were held by the killed process').to.not.be.empty;
 
     await startApi();
-    await expectSoon(async () => expect((await states()).map((job) => job.state)).to.deep.equal(names.map(() => 'succeeded')), 120_000);
-    await expectSoon(async () => expect(deliveredIds()).to.deep.equal(new Set(await captureIds())), 60_000);
+    await expectEventually(async () => expect((await states()).map((job) => job.state)).to.deep.equal(names.map(() => 'succeeded')), 120_000);
+    await expectEventually(async () => expect(deliveredIds()).to.deep.equal(new Set(await captureIds())), 60_000);
     for (const delivery of receiver.deliveries) expect(verifySignature(signingSecret, delivery.headers['viewfinder-signature'] as string, delivery.body)).to.equal(true);
     for (const job of await states()) expect(job.attempts, job.id).to.equal(runningAtKill.includes(job.id) ? 2 : 1);
     for (const name of names) {
@@ -131,7 +125,7 @@ describe('asynchronous captures survive SIGKILL and share one store between API 
       const first = await startApi();
       const response = await submit(first, { captures: ['hook-0', 'hook-1'].map((name) => ({ url: pages.url(name), webhookUrl: failing.url })) });
       expect(response.status).to.equal(202);
-      await expectSoon(async () => expect(failing.deliveries.length).to.be.at.least(2));
+      await expectEventually(async () => expect(failing.deliveries.length).to.be.at.least(2), 60_000);
       first.child.kill('SIGKILL');
       await new Promise((resolve) => first.child.once('exit', resolve));
       const ids = await captureIds();
@@ -139,7 +133,7 @@ describe('asynchronous captures survive SIGKILL and share one store between API 
       expect(webhookJobs.map((job) => job.state), 'webhooks still waiting at the kill').to.not.include('succeeded');
 
       await startApi();
-      await expectSoon(async () => {
+      await expectEventually(async () => {
         const done = await Promise.all(webhookJobs.map(async (job) => (await store.getJob(job.id))!.state));
         expect(done).to.deep.equal(['succeeded', 'succeeded']);
       }, 60_000);
@@ -159,7 +153,7 @@ describe('asynchronous captures survive SIGKILL and share one store between API 
       submit(two, { captures: names.slice(half).map((name) => ({ url: pages.url(name) })) }),
     ]);
     expect([a.status, b.status]).to.deep.equal([202, 202]);
-    await expectSoon(async () => expect((await states()).map((job) => job.state)).to.deep.equal(names.map(() => 'succeeded')), 120_000);
+    await expectEventually(async () => expect((await states()).map((job) => job.state)).to.deep.equal(names.map(() => 'succeeded')), 120_000);
     for (const job of await states()) expect(job.attempts, job.id).to.equal(1);
     for (const name of names) expect(pages.requests(name), name).to.have.length(1);
   });

@@ -3,18 +3,11 @@ import { PNG } from 'pngjs';
 import { verifySignature } from '../../../../lib/webhook-signature.ts';
 import { MAX_BATCH } from '../../../../services/api/src/captures/config.ts';
 import { apiRegistry } from '../../../../services/api/src/metrics.ts';
-import { eventually } from '../../../support/eventually.ts';
+import { expectEventually } from '../../../support/eventually.ts';
 import { closedPort, startFixtureServer, type FixtureServer } from '../../../support/fixture-server.ts';
 import { decodeDataUri } from '../../../support/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../support/webhook-receiver.ts';
 import { startHosted, type HostedHarness } from '../hosted/support.ts';
-
-/** Waits until `check`'s assertions hold; past the deadline, its own assertion error is the failure. */
-async function expectSoon(check: () => Promise<unknown>, timeoutMs = 30_000): Promise<void> {
-  await eventually('the expectation holds', () => check().then(() => true, () => false), timeoutMs).catch(async () => {
-    await check();
-  });
-}
 
 describe('asynchronous captures, hosted (real Chromium, loopback receivers)', function () {
   this.timeout(90_000);
@@ -45,7 +38,7 @@ describe('asynchronous captures, hosted (real Chromium, loopback receivers)', fu
   };
   const statusOf = async (id: string, key = hosted.fullKey) => (await hosted.api(key).get(`/api/captures/${id}`)).body;
   const finished = async (id: string) => {
-    await expectSoon(async () => expect((await statusOf(id)).status).to.be.oneOf(['succeeded', 'failed']));
+    await expectEventually(async () => expect((await statusOf(id)).status).to.be.oneOf(['succeeded', 'failed']), 30_000);
     return statusOf(id);
   };
 
@@ -90,7 +83,7 @@ describe('asynchronous captures, hosted (real Chromium, loopback receivers)', fu
     const { key, signingSecret, secret } = await hosted.store.createKey({ accountId: hosted.account.id, name: 'hooks', kind: 'site', siteId: site.id });
     const response = await hosted.api(secret).post('/api/captures', { url: fixtures.url('/geometry'), webhookUrl: hook.url });
     expect(response.status, JSON.stringify(response.body)).to.equal(202);
-    await expectSoon(async () => expect(hook.deliveries).to.have.length(1));
+    await expectEventually(async () => expect(hook.deliveries).to.have.length(1), 30_000);
     const [delivery] = hook.deliveries;
     expect(delivery!.headers['content-type']).to.equal('application/json');
     expect(verifySignature(signingSecret, delivery!.headers['viewfinder-signature'] as string, delivery!.body)).to.equal(true);
@@ -106,7 +99,7 @@ describe('asynchronous captures, hosted (real Chromium, loopback receivers)', fu
     const image = await hosted.api(secret).get(new URL(body.imageUrl).pathname).set('Accept', 'image/png');
     expect(image.status).to.equal(200);
     expect(Number(image.headers['viewfinder-width'])).to.equal(1280);
-    await expectSoon(async () => expect((await statusOf(response.body.id)).webhook).to.deep.include({ status: 'delivered', attempts: 1, lastError: null }));
+    await expectEventually(async () => expect((await statusOf(response.body.id)).webhook).to.deep.include({ status: 'delivered', attempts: 1, lastError: null }), 30_000);
     expect(key.id).to.be.a('string');
   });
 
@@ -114,7 +107,7 @@ describe('asynchronous captures, hosted (real Chromium, loopback receivers)', fu
     const site = await start();
     const hook = await receiver([500, 503]);
     const response = await hosted.api(hosted.fullKey).post('/api/captures', { url: fixtures.url('/geometry'), site_id: site.id, webhookUrl: hook.url });
-    await expectSoon(async () => expect((await statusOf(response.body.id)).webhook?.status).to.equal('delivered'));
+    await expectEventually(async () => expect((await statusOf(response.body.id)).webhook?.status).to.equal('delivered'), 30_000);
     const status = await statusOf(response.body.id);
     expect(status.webhook).to.deep.include({ url: hook.url, attempts: 3, lastError: 'webhook receiver answered 503' });
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -144,7 +137,7 @@ describe('asynchronous captures, hosted (real Chromium, loopback receivers)', fu
     const status = await finished(response.body.id);
     expect(status).to.deep.include({ status: 'failed', attempts: 2 });
     expect(status.lastError).to.match(/ERR_CONNECTION_REFUSED/);
-    await expectSoon(async () => expect(hook.deliveries).to.have.length(1));
+    await expectEventually(async () => expect(hook.deliveries).to.have.length(1), 30_000);
     const body = JSON.parse(hook.deliveries[0]!.body);
     expect(body).to.deep.include({ id: response.body.id, event: 'capture.failed', status: 'failed', metadata: null, imageUrl: null, error: status.lastError });
     const image = await hosted.api(hosted.fullKey).get(`/api/captures/${response.body.id}`).set('Accept', 'image/png');
@@ -226,6 +219,6 @@ describe('asynchronous captures, hosted (real Chromium, loopback receivers)', fu
     expect(theirs.status).to.equal(404);
     expect(theirs.body).to.deep.equal({ success: false, error: `Capture ${response.body.id} not found` });
     expect((await finished(response.body.id)).status).to.equal('succeeded');
-    await expectSoon(async () => expect((await hosted.api(hosted.fullKey).get(`/api/captures/${response.body.id}`)).status).to.equal(404), 10_000);
+    await expectEventually(async () => expect((await hosted.api(hosted.fullKey).get(`/api/captures/${response.body.id}`)).status).to.equal(404), 10_000);
   });
 });
