@@ -138,15 +138,24 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     const handler = handlers.get(job.type) as JobHandler;
     const controller = new AbortController();
     inFlightByType.set(job.type, (inFlightByType.get(job.type) ?? 0) + 1);
-    const done = runOne(handler, job, controller).finally(() => {
-      inFlight.delete(job.id);
+    // The type's slot (a renderer slot, for captures) is free as soon as the handler returns: the
+    // next job is claimed while this one's outcome is still being written.
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
       inFlightByType.set(job.type, (inFlightByType.get(job.type) ?? 1) - 1);
+      void tick();
+    };
+    const done = runOne(handler, job, controller, release).finally(() => {
+      inFlight.delete(job.id);
+      release();
       void tick();
     });
     inFlight.set(job.id, { job, controller, done });
   }
 
-  async function runOne(handler: JobHandler, job: Job, controller: AbortController): Promise<void> {
+  async function runOne(handler: JobHandler, job: Job, controller: AbortController, release: () => void): Promise<void> {
     let leaseLost = false;
     const renewal = setInterval(() => {
       store.renewJobLease(job.id, workerId, options.leaseMs).then(
@@ -169,6 +178,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       try {
         success = await handler.run(job, { signal: controller.signal });
       } catch (err) {
+        release();
         if (stopping && controller.signal.aborted && !leaseLost) {
           // Interrupted by our own shutdown: back in the queue at once, for another process.
           await store.failJob(job.id, workerId, 'interrupted: the process running it stopped', { retryAt: new Date() });
@@ -189,6 +199,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         await giveUp(handler, job, message);
         return;
       }
+      release();
       const completed = await store.completeJob(job.id, workerId, { ...success, expiresAt: new Date(Date.now() + handler.retentionMs) });
       if (completed) emit({ kind: 'succeeded', job });
       else emit({ kind: 'lease-lost', job });
