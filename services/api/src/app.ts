@@ -23,6 +23,8 @@ import { hostedRoutes } from './routes/api/index.ts';
 import type { HostedDeps } from './routes/api/route.ts';
 import { healthz, readyz } from './routes/health.ts';
 import { screenshotHandler } from './routes/screenshot.ts';
+import type { CaptureJobs } from './captures/service.ts';
+import { captureStatusHandler, submitCapturesHandler } from './routes/captures.ts';
 
 const SERVICE_VERSION = packageJson.version;
 
@@ -42,6 +44,8 @@ export interface AppDeps {
   clock?: Clock;
   /** Results kept for requests with a cacheTtl (openResultCache); without one they always render. */
   resultCache?: ResultCache;
+  /** Asynchronous captures on the job runner (captures/service.ts); without them /captures answers 503. */
+  captures?: CaptureJobs;
 }
 
 export function createApp(deps: AppDeps): Koa {
@@ -59,12 +63,20 @@ export function createApp(deps: AppDeps): Koa {
       path: '/screenshot',
       handlers: [requireSelfHostedKey(config.apiKey), ...jsonBody(config.bodyLimitBytes), screenshotHandler(renderer, deps.resultCache, logger)],
     });
+    routes.push(
+      {
+        method: 'POST',
+        path: '/captures',
+        handlers: [requireSelfHostedKey(config.apiKey), ...jsonBody(config.bodyLimitBytes), submitCapturesHandler(deps.captures, config.captures.selfHostedSigningSecret)],
+      },
+      { method: 'GET', path: '/captures/:captureId', handlers: [requireSelfHostedKey(config.apiKey), captureStatusHandler(deps.captures)] },
+    );
   }
   if (config.mode === 'hosted') {
     const { store } = deps;
     if (!store) throw new Error('MODE=hosted needs a store');
     const limiter = deps.limiter ?? createRateLimiter(config.rateLimitPerMinute, (key, limit, windowSeconds) => store.consumeRateLimit(key, limit, windowSeconds));
-    const hosted: HostedDeps = { store, renderer, logger, limiter, resultCache: deps.resultCache };
+    const hosted: HostedDeps = { store, renderer, logger, limiter, resultCache: deps.resultCache, captures: deps.captures };
     routes.push(...mountHostedRoutes(hosted, config));
     const sessions = sessionManager(store, config.dashboard, deps.clock ?? (() => new Date()));
     routes.push(...dashboardRoutes({ ...hosted, config: config.dashboard, sessions, bodyLimitBytes: config.bodyLimitBytes }));

@@ -18,6 +18,38 @@ import { instrumentStore } from './metrics.ts';
 import { createRemoteRenderer } from './remote-renderer.ts';
 import { reportCacheSize } from './result-cache/metrics.ts';
 import { describeResultCache, lazyResultCache } from './result-cache/open.ts';
+import { createNetworkGuard } from '../../renderer/src/guard/network-guard.ts';
+import { createCaptureJobs, type CaptureJobs } from './captures/service.ts';
+import { minimumRetrySpanMs } from '../../../lib/jobs/retry.ts';
+import type { Store } from '../../../lib/store/store.ts';
+import type { ResultCache } from './result-cache/result-cache.ts';
+
+/**
+ * Hosted mode runs its jobs on its store. Self-hosted mode opens the embedded store (or MongoDB)
+ * only for them; when it cannot (a read-only DATA_DIR), /captures answers 503 and /screenshot works as before.
+ */
+async function openJobStore(config: ApiConfig, hostedStore: Store | undefined, logger: Logger): Promise<Store | undefined> {
+  if (!config.captures.enabled) return undefined;
+  if (hostedStore) return hostedStore;
+  try {
+    const store = instrumentStore(await openStore(config.store), config.store.backend === 'mongo' ? 'mongodb' : 'sqlite');
+    logger.info({ store: describeStore(config.store) }, 'Opened the store for asynchronous captures');
+    return store;
+  } catch (err) {
+    logger.error({ err, store: describeStore(config.store) }, 'Could not open the store: asynchronous captures (/captures) are unavailable');
+    return undefined;
+  }
+}
+
+function startCaptureJobs(config: ApiConfig, store: Store | undefined, renderer: Renderer, resultCache: ResultCache, logger: Logger): CaptureJobs | undefined {
+  if (!store) return undefined;
+  const captures = createCaptureJobs({ store, renderer, config: config.captures, logger, guard: createNetworkGuard(config.renderer.networkAllowlist), resultCache });
+  captures.runner.start();
+  const webhookSpanMs = minimumRetrySpanMs(config.captures.webhook);
+  if (webhookSpanMs < 3_600_000) logger.warn({ webhookSpanMs }, 'Webhook retries span less than an hour (WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_BASE_MS, WEBHOOK_RETRY_MAX_MS): a receiver down for longer misses its events');
+  logger.info({ workerId: captures.runner.workerId, concurrency: config.captures.concurrency, sharePercent: config.captures.sharePercent }, 'Job runner started');
+  return captures;
+}
 
 async function createRenderer(config: ApiConfig, logger: Logger): Promise<{ renderer: Renderer; rendererRegistry?: Registry }> {
   const remote = config.remoteRenderer;
@@ -46,13 +78,18 @@ try {
   reportCacheSize(() => resultCache.sizeBytes());
   logger.info({ resultCache: describeResultCache(config.resultCache), maxBytes: config.resultCache.maxBytes }, 'Results with a cacheTtl are cached (opened on first use)');
   const { renderer, rendererRegistry } = await createRenderer(config, logger);
+  const jobStore = await openJobStore(config, store, logger);
+  const captures = startCaptureJobs(config, jobStore, renderer, resultCache, logger);
   runService({
     config,
     logger,
     describe: { mode: config.mode, auth: config.mode === 'hosted' ? 'hosted-keys' : config.apiKey ? 'api-key' : 'none', renderer: config.remoteRenderer ? 'remote' : 'in-process' },
-    createApp: (isShuttingDown) => createApp({ config, renderer, logger, store, resultCache, isShuttingDown, ...(rendererRegistry ? { rendererRegistry } : {}) }),
+    createApp: (isShuttingDown) => createApp({ config, renderer, logger, store, resultCache, isShuttingDown, ...(rendererRegistry ? { rendererRegistry } : {}), ...(captures ? { captures } : {}) }),
     close: async () => {
+      // Jobs still running after the grace time go back to the queue, for another replica or the next start.
+      await captures?.runner.stop(10_000);
       await renderer.close();
+      if (jobStore !== store) await jobStore?.close();
       await store?.close();
       await resultCache.close();
     },

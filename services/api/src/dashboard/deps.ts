@@ -7,6 +7,7 @@ import { normalizeEmail } from '../../../../lib/store/users.ts';
 import type { Renderer } from '../../../renderer/src/renderer.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import type { ResultCache } from '../result-cache/result-cache.ts';
+import type { CaptureJobs } from '../captures/service.ts';
 import type { DashboardConfig } from './config.ts';
 import { checkCsrf, formBody } from './forms.ts';
 import type { HtmlValue } from './html.ts';
@@ -23,6 +24,8 @@ export interface DashboardDeps {
   resultCache?: ResultCache | undefined;
   config: DashboardConfig;
   sessions: SessionManager;
+  /** The Jobs page lists asynchronous captures; absent when ASYNC_CAPTURES is off. */
+  captures?: CaptureJobs | undefined;
   bodyLimitBytes: number;
 }
 

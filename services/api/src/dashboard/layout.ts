@@ -28,13 +28,14 @@ export function setSecurityHeaders(ctx: Context): void {
   });
 }
 
-export type Section = 'sites' | 'keys' | 'usage' | 'try';
+export type Section = 'sites' | 'keys' | 'usage' | 'try' | 'jobs';
 
 const SECTIONS: { id: Section; label: string; href: string }[] = [
   { id: 'sites', label: 'Sites', href: '/dashboard/sites' },
   { id: 'keys', label: 'API keys', href: '/dashboard/keys' },
   { id: 'usage', label: 'Usage', href: '/dashboard/usage' },
   { id: 'try', label: 'Try it', href: '/dashboard/try' },
+  { id: 'jobs', label: 'Jobs', href: '/dashboard/jobs' },
 ];
 
 export interface SignedInShell {

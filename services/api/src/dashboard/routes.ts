@@ -20,6 +20,7 @@ import {
 import { confirmSiteDeletion, createSite, deleteSite, showSite, showSites, SITE_FORM_FIELDS, updateSite } from './pages/sites.ts';
 import { captureTry, showTry, TRY_FORM_FIELDS } from './pages/try.ts';
 import { showUsage } from './pages/usage.ts';
+import { showJobs } from './pages/jobs.ts';
 import { showSignIn, SIGN_IN_FIELDS, signIn, signOut } from './sign-in.ts';
 
 /**
@@ -62,5 +63,6 @@ export function dashboardRoutes(deps: DashboardDeps): Route[] {
     page('GET', '/dashboard/usage', 'usage', showUsage),
     page('GET', '/dashboard/try', 'try', showTry),
     page('POST', '/dashboard/try', 'try', captureTry(deps), TRY_FORM_FIELDS),
+    page('GET', '/dashboard/jobs', 'jobs', showJobs(deps)),
   ];
 }

@@ -2,7 +2,7 @@ import type { Context, Middleware } from 'koa';
 import type { ErrorObject } from 'ajv';
 import { abortWhenClientGoes } from '../../../../lib/http/client-gone.ts';
 import { DEFAULT_PROFILE, PROFILE_NAMES, type ProfileName } from '../../../renderer/src/capture/profiles.ts';
-import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
+import type { CaptureRequest, CaptureResult, Renderer } from '../../../renderer/src/renderer.ts';
 import { compileValidator, type MessageRule } from '../validation.ts';
 import { captureOptionsMessages, captureOptionsOf, captureOptionsProperties, captureOptionsRules, formatOf, type CaptureOptionsBody } from './capture-options.ts';
 import { MIME_TYPES, type ImageFormat } from '../../../renderer/src/capture/image-formats.ts';
@@ -73,9 +73,10 @@ export function toCaptureRequest(body: ScreenshotBody, rawFormat?: ImageFormat):
 }
 
 /** SPEC 2.2's result, plus waitMs and (for full-page and element captures) truncated. */
-export type ScreenshotResponse = {
-  success: true;
-  image: string;
+export type ScreenshotResponse = { success: true; image: string } & ResultFields;
+
+/** The answer's fields besides the image: also what an asynchronous capture keeps and its webhook carries. */
+export type ResultFields = {
   url: string;
   quality: ProfileName;
   width: number;
@@ -87,6 +88,20 @@ export type ScreenshotResponse = {
   /** Only when the request gave a cacheTtl above 0: whether the result came from the cache. */
   cached?: boolean;
 };
+
+export function resultFields(request: CaptureRequest, result: CaptureResult, started: number, cached: boolean | undefined): ResultFields {
+  return {
+    url: request.url,
+    quality: request.quality,
+    width: result.width,
+    height: result.height,
+    fileSize: result.fileSize,
+    processingTimeMs: Math.round(performance.now() - started),
+    waitMs: result.waitMs,
+    ...(request.fullPage || request.selector !== undefined ? { truncated: result.truncated } : {}),
+    ...(cached !== undefined ? { cached } : {}),
+  };
+}
 
 /**
  * Captures for a client (or reuses a cached capture, when the request's cacheTtl allows) and
@@ -109,15 +124,7 @@ export async function captureScreenshot(
     const body: ScreenshotResponse = {
       success: true,
       image: `data:${MIME_TYPES[format]};base64,${result.image.toString('base64')}`,
-      url: request.url,
-      quality: request.quality,
-      width: result.width,
-      height: result.height,
-      fileSize: result.fileSize,
-      processingTimeMs: Math.round(performance.now() - started),
-      waitMs: result.waitMs,
-      ...(request.fullPage || request.selector !== undefined ? { truncated: result.truncated } : {}),
-      ...(cached !== undefined ? { cached } : {}),
+      ...resultFields(request, result, started, cached),
     };
     return { body, image: result.image, format };
   } finally {

@@ -12,6 +12,8 @@ import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { createApp } from '../../../../services/api/src/app.ts';
 import { lazyResultCache } from '../../../../services/api/src/result-cache/open.ts';
 import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
+import { createCaptureJobs } from '../../../../services/api/src/captures/service.ts';
+import { createNetworkGuard } from '../../../../services/renderer/src/guard/network-guard.ts';
 
 export const EMAIL = 'ada@example.com';
 export const PASSWORD = 'correct horse battery';
@@ -34,8 +36,8 @@ export interface DashboardHarness {
   close(): Promise<void>;
 }
 
-/** `renderer` replaces the shared test renderer, for a test that needs other renderer settings. */
-export async function startDashboard(env: Record<string, string> = {}, renderer?: Renderer): Promise<DashboardHarness> {
+/** `renderer` replaces the shared test renderer, for a test that needs other renderer settings; `captures` runs asynchronous captures too. */
+export async function startDashboard(env: Record<string, string> = {}, renderer?: Renderer, options: { captures?: boolean } = {}): Promise<DashboardHarness> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-dashboard-'));
   const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, ...env });
   const store = await openStore(config.store);
@@ -43,7 +45,12 @@ export async function startDashboard(env: Record<string, string> = {}, renderer?
   const user = await store.createUser({ accountId: account.id, email: EMAIL, passwordHash: await hashPassword(PASSWORD) });
   let offsetMs = 0;
   const resultCache = lazyResultCache(config.resultCache);
-  const app = createApp({ config, renderer: renderer ?? (await sharedRenderer()), logger: silentLogger, store, resultCache, clock: () => new Date(Date.now() + offsetMs) });
+  const rendering = renderer ?? (await sharedRenderer());
+  const captures = options.captures
+    ? createCaptureJobs({ store, renderer: rendering, config: config.captures, logger: silentLogger, guard: createNetworkGuard(config.renderer.networkAllowlist), resultCache })
+    : undefined;
+  captures?.runner.start();
+  const app = createApp({ config, renderer: rendering, logger: silentLogger, store, resultCache, clock: () => new Date(Date.now() + offsetMs), ...(captures ? { captures } : {}) });
   let server: http.Server | undefined;
 
   const harness: DashboardHarness = {
@@ -66,6 +73,7 @@ export async function startDashboard(env: Record<string, string> = {}, renderer?
         server.closeAllConnections();
         await new Promise((resolve) => server?.close(resolve));
       }
+      await captures?.runner.stop(1000);
       await resultCache.close();
       await store.close();
       rmSync(dataDir, { recursive: true, force: true });

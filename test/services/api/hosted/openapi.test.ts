@@ -2,6 +2,7 @@ import { Ajv } from 'ajv';
 import { expect } from 'chai';
 import { hostedRoutes } from '../../../../services/api/src/routes/api/index.ts';
 import { createKeySchema } from '../../../../services/api/src/routes/api/keys.create.ts';
+import { hostedSubmitSchemas } from '../../../../services/api/src/routes/api/captures.create.ts';
 import { hostedScreenshotBodySchema } from '../../../../services/api/src/routes/api/screenshot.post.ts';
 import { createSiteSchema } from '../../../../services/api/src/routes/api/sites.create.ts';
 import { updateSiteSchema } from '../../../../services/api/src/routes/api/sites.update.ts';
@@ -47,6 +48,18 @@ describe('GET /api/openapi.json (hosted)', () => {
     expect(requestSchema('post', '/api/sites')).to.deep.equal(JSON.parse(JSON.stringify(createSiteSchema)));
     expect(requestSchema('patch', '/api/sites/{siteId}')).to.deep.equal(JSON.parse(JSON.stringify(updateSiteSchema)));
     expect(requestSchema('post', '/api/keys')).to.deep.equal(JSON.parse(JSON.stringify(createKeySchema)));
+  });
+
+  it('documents asynchronous captures: the submit body in both forms, 202 with Location, and the status with its image alternatives', () => {
+    expect(requestSchema('post', '/api/captures')).to.deep.equal(JSON.parse(JSON.stringify(hostedSubmitSchemas.either)));
+    const single = (requestSchema('post', '/api/captures') as { anyOf: { properties: object }[] }).anyOf[0]!;
+    expect(Object.keys(single.properties)).to.deep.equal([...Object.keys(hostedScreenshotBodySchema.properties), 'webhookUrl', 'idempotencyKey']);
+    const submit = operation('post', '/api/captures').responses as Record<string, { headers?: object }>;
+    expect(Object.keys(submit)).to.include.members(['202', '400', '401', '403', '404', '409', '429']);
+    expect(submit['202']!.headers).to.have.property('Location');
+    const status = operation('get', '/api/captures/{captureId}').responses as Record<string, { content?: Record<string, unknown> }>;
+    expect(Object.keys(status['200']!.content!)).to.include.members(['application/json', 'image/png', 'image/jpeg', 'image/webp']);
+    expect(Object.keys(status)).to.include.members(['401', '404', '406', '409']);
   });
 
   it('extends the self-hosted body schema with site_id, and only that', () => {

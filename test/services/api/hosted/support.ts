@@ -10,6 +10,8 @@ import { createApp } from '../../../../services/api/src/app.ts';
 import type { ResultCache } from '../../../../services/api/src/result-cache/result-cache.ts';
 import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
+import { createCaptureJobs, type CaptureJobs } from '../../../../services/api/src/captures/service.ts';
+import { createNetworkGuard, type Lookup } from '../../../../services/renderer/src/guard/network-guard.ts';
 
 /**
  * A hosted app on a fresh embedded store in a temp DATA_DIR (or the given one), with one account and its full-access
@@ -30,23 +32,32 @@ export interface HostedHarness {
     patch(url: string, body: object): request.Test;
     delete(url: string): request.Test;
   };
+  /** With `captures`: asynchronous captures on a started job runner. */
+  captures?: CaptureJobs;
   close(): Promise<void>;
 }
 
 export async function startHosted(
-  options: { env?: Record<string, string>; logger?: Logger; dataDir?: string; renderer?: Renderer; resultCache?: ResultCache } = {},
+  options: { env?: Record<string, string>; logger?: Logger; dataDir?: string; renderer?: Renderer; resultCache?: ResultCache; captures?: boolean; lookup?: Lookup } = {},
 ): Promise<HostedHarness> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'viewfinder-hosted-'));
   const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, ...options.env });
   const store = await openStore(config.store);
   const account = await store.createAccount({ name: 'Acme' });
   const { secret: fullKey } = await store.createKey({ accountId: account.id, name: 'admin', kind: 'full' });
+  const renderer = options.renderer ?? (await sharedRenderer());
+  const logger = options.logger ?? silentLogger;
+  const captures = options.captures
+    ? createCaptureJobs({ store, renderer, config: config.captures, logger, guard: createNetworkGuard(config.renderer.networkAllowlist, options.lookup) })
+    : undefined;
+  captures?.runner.start();
   const app = createApp({
     config,
-    renderer: options.renderer ?? (await sharedRenderer()),
-    logger: options.logger ?? silentLogger,
+    renderer,
+    logger,
     store,
     ...(options.resultCache ? { resultCache: options.resultCache } : {}),
+    ...(captures ? { captures } : {}),
   });
 
   const api = (key?: string) => {
@@ -70,7 +81,9 @@ export async function startHosted(
     account,
     fullKey,
     api,
+    ...(captures ? { captures } : {}),
     async close() {
+      await captures?.runner.stop(1000);
       await store.close();
       // A directory the caller passed in is the caller's to remove.
       if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });

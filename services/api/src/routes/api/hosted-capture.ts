@@ -16,7 +16,7 @@ import type { HostedDeps } from './route.ts';
  */
 
 /** The site a request captures for: named by site_id with a full-access key, implied by a site key. */
-async function resolveSite(store: Store, key: ApiKey, siteId: string | undefined): Promise<Site> {
+export async function resolveSite(store: Store, key: ApiKey, siteId: string | undefined): Promise<Site> {
   if (key.kind === 'full') {
     if (siteId === undefined) {
       recordAuthFailure('site_required');
@@ -43,7 +43,7 @@ async function resolveSite(store: Store, key: ApiKey, siteId: string | undefined
 }
 
 /** SPEC 2.6: a restricted key captures only its site's allowed domains, read now, and their subdomains. */
-function checkDomain(key: ApiKey, site: Site, url: string): void {
+export function checkDomain(key: ApiKey, site: Site, url: string): void {
   if (!key.restrictDomains) return;
   const host = hostOfUrl(url);
   if (host === undefined || !hostMatches(host, site.allowedDomains)) {

@@ -1,3 +1,5 @@
+import { createCaptureRoute } from './captures.create.ts';
+import { getCaptureRoute } from './captures.get.ts';
 import { createKeyRoute } from './keys.create.ts';
 import { deleteKeyRoute } from './keys.delete.ts';
 import { listKeysRoute } from './keys.list.ts';
@@ -28,6 +30,8 @@ export function hostedRoutes(version: string): ApiRoute[] {
     regenerateKeyRoute,
     usageRoute,
     renderRoute,
+    createCaptureRoute,
+    getCaptureRoute,
   ];
   routes.push(openApiRoute(() => routes, version));
   return routes;

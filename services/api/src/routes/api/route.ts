@@ -5,6 +5,7 @@ import type { Renderer } from '../../../../renderer/src/renderer.ts';
 import type { Access } from '../../auth/hosted-key.ts';
 import type { RateLimiter } from '../../rate-limit.ts';
 import type { ResultCache } from '../../result-cache/result-cache.ts';
+import type { CaptureJobs } from '../../captures/service.ts';
 
 /**
  * A hosted route describes itself: app.ts mounts it (auth, JSON body, handler) and openapi.ts
@@ -18,6 +19,8 @@ export interface HostedDeps {
   logger: Logger;
   /** Results kept for requests with a cacheTtl; without one every such request renders. */
   resultCache?: ResultCache | undefined;
+  /** Asynchronous captures (POST /api/captures); absent when ASYNC_CAPTURES is off. */
+  captures?: CaptureJobs | undefined;
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -38,7 +41,7 @@ export interface ApiRoute {
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'Screenshots' | 'Sites' | 'API keys' | 'Usage' | 'Documentation';
+  tag: 'Screenshots' | 'Sites' | 'API keys' | 'Usage' | 'Documentation' | 'Captures';
   access: Access | 'public';
   body?: JsonSchema;
   /** Query parameters, as OpenAPI parameter objects. */

@@ -1,0 +1,103 @@
+/**
+ * The `capture` job: one asynchronous capture, rendered through the same Renderer (the same
+ * dispatch, the same result cache) as POST /api/screenshot, holding at most a bounded share of the
+ * renderers' slots so that interactive clients are never crowded out. On its final outcome it
+ * counts usage like a synchronous capture and queues its webhook.
+ */
+import { isHttpError } from '../../../../lib/errors.ts';
+import type { JobHandler } from '../../../../lib/jobs/runner.ts';
+import { PermanentJobError } from '../../../../lib/jobs/retry.ts';
+import type { Logger } from '../../../../lib/logger.ts';
+import type { Job } from '../../../../lib/store/jobs.ts';
+import type { Store } from '../../../../lib/store/store.ts';
+import type { ImageFormat } from '../../../renderer/src/capture/image-formats.ts';
+import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
+import { captureThroughCache } from '../result-cache/cached-capture.ts';
+import { resultFields, type ResultFields } from '../routes/screenshot.ts';
+import type { ResultCache } from '../result-cache/result-cache.ts';
+import type { CapturesConfig } from './config.ts';
+import { recordAsyncCaptureDone } from './metrics.ts';
+
+export const CAPTURE_JOB = 'capture';
+
+/** What a capture job carries: plain JSON, checked at submit. */
+export interface CapturePayload {
+  request: CaptureRequest;
+  /** `https://host/api/captures`: the job's status and image are at statusBase/id (statusUrlOf). */
+  statusBase: string;
+  webhookUrl?: string;
+  cacheTtl?: number;
+  /** Hosted mode: whose capture it is, for usage, the cache scope and the webhook's signing key. */
+  hosted?: { accountId: string; siteId: string; keyId: string };
+}
+
+/** The metadata of a finished capture: the synchronous answer's fields without the image. */
+export type CaptureMetadata = ResultFields & { format: ImageFormat; site_id?: string };
+
+export const payloadOf = (job: Job) => job.payload as unknown as CapturePayload;
+
+/** Where the client (and the webhook's receiver) reads the status and the image. */
+export const statusUrlOf = (job: Job) => `${payloadOf(job).statusBase}/${job.id}`;
+
+export interface CaptureJobDeps {
+  store: Store;
+  renderer: Renderer;
+  config: CapturesConfig;
+  logger: Logger;
+  resultCache?: ResultCache | undefined;
+  /** Queues the capture's webhook (idempotent per capture). */
+  queueWebhook(capture: Job): Promise<void>;
+}
+
+/** Client errors (a refused address, a domain outside the site's, a selector that matched nothing) fail at once; the rest are retried. */
+function isPermanent(err: unknown): boolean {
+  return isHttpError(err) && err.status < 500 && err.status !== 408 && err.status !== 429;
+}
+
+export function captureJobHandler(deps: CaptureJobDeps): JobHandler {
+  const { store, renderer, config, logger } = deps;
+  const recordUsage = async (payload: CapturePayload, outcome: 'capture' | 'failure', bytes: number) => {
+    if (!payload.hosted) return;
+    const { accountId, siteId, keyId } = payload.hosted;
+    await store.recordUsage({ accountId, siteId, keyId, outcome, bytes }).catch((err: unknown) => logger.error({ err }, 'Failed to record usage'));
+  };
+
+  return {
+    type: CAPTURE_JOB,
+    retry: config.capture,
+    retentionMs: config.resultTtlMs,
+    // A bounded share of the slots the renderers report, never less than one.
+    concurrency: () => Math.max(1, Math.floor((renderer.stats().capacity * config.sharePercent) / 100)),
+    async run(job, { signal }) {
+      const payload = payloadOf(job);
+      const { request } = payload;
+      const started = performance.now();
+      let outcome;
+      try {
+        const scope = payload.hosted ? ({ mode: 'hosted', siteId: payload.hosted.siteId } as const) : ({ mode: 'self-hosted' } as const);
+        outcome = await captureThroughCache({ cache: deps.resultCache, ttlSeconds: payload.cacheTtl ?? 0, scope, logger }, request, () =>
+          renderer.capture(request, { signal, requestId: job.id }),
+        );
+      } catch (err) {
+        if (isPermanent(err)) throw new PermanentJobError((err as Error).message);
+        throw err;
+      }
+      const { result, cached } = outcome;
+      const metadata: CaptureMetadata = {
+        ...resultFields(request, result, started, cached),
+        format: result.format,
+        ...(payload.hosted ? { site_id: payload.hosted.siteId } : {}),
+      };
+      await recordUsage(payload, 'capture', result.fileSize);
+      // Queued before the job is marked done; the delivery waits until it is (webhook-job.ts).
+      await deps.queueWebhook(job);
+      recordAsyncCaptureDone('succeeded', job.createdAt);
+      return { result: metadata as unknown as Record<string, unknown>, blob: result.image };
+    },
+    async onFailure(job) {
+      await recordUsage(payloadOf(job), 'failure', 0);
+      await deps.queueWebhook(job);
+      recordAsyncCaptureDone('failed', job.createdAt);
+    },
+  };
+}

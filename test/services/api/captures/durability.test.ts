@@ -1,0 +1,168 @@
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { openSqliteStore } from '../../../../lib/store/sqlite.ts';
+import type { Store } from '../../../../lib/store/store.ts';
+import { verifySignature } from '../../../../lib/webhook-signature.ts';
+import { expectEventually } from '../../../support/eventually.ts';
+import { page } from '../../../support/fixture-server.ts';
+import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../../../support/processes.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../support/webhook-receiver.ts';
+
+/** Pages that log when each request for them started and ended, per full URL, to tell whether one capture ran twice at once. */
+async function startLoggingPages() {
+  const log = new Map<string, { start: number; end: number }[]>();
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (!url.pathname.startsWith('/page/')) {
+      res.writeHead(404).end();
+      return;
+    }
+    const entry = { start: Date.now(), end: Number.POSITIVE_INFINITY };
+    log.set(url.pathname, [...(log.get(url.pathname) ?? []), entry]);
+    const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' }).end(page(`<h1>${url.pathname}</h1>`)), Number(url.searchParams.get('delay') ?? 0));
+    res.once('close', () => {
+      clearTimeout(timer);
+      entry.end = Date.now();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (name: string, delayMs = 0) => `http://127.0.0.1:${port}/page/${name}?delay=${delayMs}`,
+    requests: (name: string) => log.get(`/page/${name}`) ?? [],
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+describe('asynchronous captures survive SIGKILL and share one store between API processes (real processes, remote renderer)', function () {
+  this.timeout(240_000);
+  let pages: Awaited<ReturnType<typeof startLoggingPages>>;
+  let renderer: ServiceProcess;
+  let receiver: WebhookReceiver;
+  let dataDir: string;
+  let store: Store;
+  let apis: ServiceProcess[] = [];
+  let key: string;
+  let signingSecret: string;
+
+  before(async () => {
+    pages = await startLoggingPages();
+    renderer = await startServiceProcess(RENDERER_MAIN, { RENDER_CONCURRENCY: '2' });
+  });
+  after(async () => {
+    await renderer?.stop();
+    await pages?.close();
+  });
+  beforeEach(async () => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-async-'));
+    store = openSqliteStore({ dataDir });
+    const account = await store.createAccount({ name: 'Acme' });
+    const site = await store.createSite({ accountId: account.id, name: 's', allowedDomains: [] });
+    const issued = await store.createKey({ accountId: account.id, name: 'k', kind: 'site', siteId: site.id });
+    key = issued.secret;
+    signingSecret = issued.signingSecret;
+    receiver = await startWebhookReceiver();
+  });
+  afterEach(async () => {
+    await Promise.all(apis.map((api) => api.stop(5000)));
+    apis = [];
+    await receiver.close();
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const startApi = async () => {
+    const api = await startServiceProcess(API_MAIN, {
+      MODE: 'hosted',
+      DATA_DIR: dataDir,
+      RENDERER_URL: renderer.base,
+      RATE_LIMIT_PER_MINUTE: '1000',
+      JOB_LEASE_MS: '1500',
+      JOB_POLL_INTERVAL_MS: '100',
+      ASYNC_CAPTURE_RETRY_BASE_MS: '100',
+      ASYNC_CAPTURE_SHARE_PERCENT: '100',
+      WEBHOOK_RETRY_BASE_MS: '100',
+      WEBHOOK_RETRY_MAX_MS: '1000',
+    });
+    apis.push(api);
+    return api;
+  };
+  const submit = (api: ServiceProcess, body: object, headers: Record<string, string> = {}) =>
+    fetch(`${api.base}/api/captures`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key, ...headers }, body: JSON.stringify(body) });
+  const captureIds = async () => (await store.listJobs((await store.listAccounts())[0]!.id, 'capture', 1000)).map((job) => job.id);
+  const states = async () => Promise.all((await captureIds()).map(async (id) => (await store.getJob(id))!));
+  const deliveredIds = () => new Set(receiver.deliveries.map((d) => JSON.parse(d.body).id as string));
+
+  it('loses nothing when the API is killed with SIGKILL mid-job: after a restart every capture succeeds, its webhook arrives signed, and no capture ran twice at once', async () => {
+    const first = await startApi();
+    const names = Array.from({ length: 6 }, (_, i) => `kill-${i}`);
+    const response = await submit(first, { captures: names.map((name) => ({ url: pages.url(name, 1500), webhookUrl: receiver.url })) });
+    expect(response.status).to.equal(202);
+    await expectEventually(async () => expect((await states()).filter((job) => job.state === 'running')).to.not.be.empty, 60_000);
+    first.child.kill('SIGKILL');
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    const runningAtKill = (await states()).filter((job) => job.state === 'running').map((job) => job.id);
+    expect(runningAtKill, 'jobs were held by the killed process').to.not.be.empty;
+
+    await startApi();
+    await expectEventually(async () => expect((await states()).map((job) => job.state)).to.deep.equal(names.map(() => 'succeeded')), 120_000);
+    await expectEventually(async () => expect(deliveredIds()).to.deep.equal(new Set(await captureIds())), 60_000);
+    for (const delivery of receiver.deliveries) expect(verifySignature(signingSecret, delivery.headers['viewfinder-signature'] as string, delivery.body)).to.equal(true);
+    for (const job of await states()) expect(job.attempts, job.id).to.equal(runningAtKill.includes(job.id) ? 2 : 1);
+    for (const name of names) {
+      const requests = pages.requests(name).sort((a, b) => a.start - b.start);
+      for (let i = 1; i < requests.length; i++) expect(requests[i]!.start, `${name} was loaded again before its first load ended`).to.be.at.least(requests[i - 1]!.end);
+    }
+  });
+
+  it('delivers webhooks that were waiting for a retry when the API was killed with SIGKILL', async () => {
+    const failing = await startWebhookReceiver({ statuses: [500, 500, 500, 500, 500, 500] });
+    try {
+      const first = await startApi();
+      const response = await submit(first, { captures: ['hook-0', 'hook-1'].map((name) => ({ url: pages.url(name), webhookUrl: failing.url })) });
+      expect(response.status).to.equal(202);
+      await expectEventually(async () => expect(failing.deliveries.length).to.be.at.least(2), 60_000);
+      first.child.kill('SIGKILL');
+      await new Promise((resolve) => first.child.once('exit', resolve));
+      const ids = await captureIds();
+      const webhookJobs = await Promise.all(ids.map(async (id) => (await store.findJobByIdempotencyKey((await store.getJob(id))!.ownerId, `webhook:${id}`))!));
+      expect(webhookJobs.map((job) => job.state), 'webhooks still waiting at the kill').to.not.include('succeeded');
+
+      await startApi();
+      await expectEventually(async () => {
+        const done = await Promise.all(webhookJobs.map(async (job) => (await store.getJob(job.id))!.state));
+        expect(done).to.deep.equal(['succeeded', 'succeeded']);
+      }, 60_000);
+      const delivered = new Set(failing.deliveries.slice(6).map((d) => JSON.parse(d.body).id as string));
+      expect(delivered).to.deep.equal(new Set(ids));
+    } finally {
+      await failing.close();
+    }
+  });
+
+  it('runs each job exactly once with two API processes on one embedded store', async () => {
+    const [one, two] = await Promise.all([startApi(), startApi()]);
+    const names = Array.from({ length: 16 }, (_, i) => `pair-${i}`);
+    const half = names.length / 2;
+    const [a, b] = await Promise.all([
+      submit(one, { captures: names.slice(0, half).map((name) => ({ url: pages.url(name) })) }),
+      submit(two, { captures: names.slice(half).map((name) => ({ url: pages.url(name) })) }),
+    ]);
+    expect([a.status, b.status]).to.deep.equal([202, 202]);
+    await expectEventually(async () => expect((await states()).map((job) => job.state)).to.deep.equal(names.map(() => 'succeeded')), 120_000);
+    for (const job of await states()) expect(job.attempts, job.id).to.equal(1);
+    for (const name of names) expect(pages.requests(name), name).to.have.length(1);
+  });
+
+  it('makes one job from a submit retried with the same Idempotency-Key, even against two processes at once', async () => {
+    const [one, two] = await Promise.all([startApi(), startApi()]);
+    const body = { url: pages.url('idempotent') };
+    const answers = await Promise.all([one, two, one, two].map((api) => submit(api, body, { 'Idempotency-Key': 'order-9' }).then((r) => r.json() as Promise<{ id: string }>)));
+    expect(new Set(answers.map((answer) => answer.id)).size).to.equal(1);
+    expect(await captureIds()).to.deep.equal([answers[0]!.id]);
+  });
+});
