@@ -28,7 +28,7 @@ const tokens = config.api.tokenFile
   ? fileTokenSource(config.api.tokenFile)
   : tokenRequestSource(kubeConfig, config.api.serviceAccount, config.api.audience);
 const api = new ApiClient({ baseUrl: config.api.url, tokens, timeoutMs: config.api.timeoutMs });
-logger.info({ api: config.api.url.origin, token: tokens.describe(), audience: config.api.audience, cluster: kubeConfig.getCurrentCluster()?.server }, 'Starting');
+logger.info({ api: config.api.url.origin, tokenSource: tokens.describe(), audience: config.api.audience, cluster: kubeConfig.getCurrentCluster()?.server }, 'Starting');
 // Registered before starting: startOperator waits for the first list, which retries while the API server is away.
 let operator: Operator | undefined;
 let stopping = false;
