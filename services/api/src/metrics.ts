@@ -19,6 +19,8 @@ export const AUTH_FAILURE_REASONS = [
   'invalid_signature',
   'link_expired',
   'unsigned_link',
+  'invalid_token',
+  'untrusted_service_account',
 ] as const;
 export type AuthFailureReason = (typeof AUTH_FAILURE_REASONS)[number];
 

@@ -8,6 +8,7 @@ import { openStore } from '../../../../lib/store/open.ts';
 import type { Account, Store } from '../../../../lib/store/store.ts';
 import { createApp } from '../../../../services/api/src/app.ts';
 import type { ResultCache } from '../../../../services/api/src/result-cache/result-cache.ts';
+import type { TokenReviewer } from '../../../../services/api/src/auth/operator-token.ts';
 import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
 import { createCaptureJobs, type CaptureJobs } from '../../../../services/api/src/captures/service.ts';
@@ -38,7 +39,7 @@ export interface HostedHarness {
 }
 
 export async function startHosted(
-  options: { env?: Record<string, string>; logger?: Logger; dataDir?: string; renderer?: Renderer; resultCache?: ResultCache; captures?: boolean; lookup?: Lookup } = {},
+  options: { env?: Record<string, string>; logger?: Logger; dataDir?: string; renderer?: Renderer; resultCache?: ResultCache; tokenReviewer?: TokenReviewer; captures?: boolean; lookup?: Lookup } = {},
 ): Promise<HostedHarness> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'viewfinder-hosted-'));
   const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, ...options.env });
@@ -58,6 +59,7 @@ export async function startHosted(
     store,
     ...(options.resultCache ? { resultCache: options.resultCache } : {}),
     ...(captures ? { captures } : {}),
+    ...(options.tokenReviewer ? { tokenReviewer: options.tokenReviewer } : {}),
   });
 
   const api = (key?: string) => {

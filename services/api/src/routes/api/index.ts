@@ -6,6 +6,7 @@ import { listKeysRoute } from './keys.list.ts';
 import { regenerateKeyRoute } from './keys.regenerate.ts';
 import { renderRoute } from './render.get.ts';
 import { openApiRoute } from './openapi.get.ts';
+import { operatorRoutes } from './operator/index.ts';
 import type { ApiRoute } from './route.ts';
 import { hostedScreenshotRoute } from './screenshot.post.ts';
 import { createSiteRoute } from './sites.create.ts';
@@ -32,6 +33,7 @@ export function hostedRoutes(version: string): ApiRoute[] {
     renderRoute,
     createCaptureRoute,
     getCaptureRoute,
+    ...operatorRoutes,
   ];
   routes.push(openApiRoute(() => routes, version));
   return routes;
