@@ -5,9 +5,10 @@ import type { ApiKey, Site, Store } from '../../../../../lib/store/store.ts';
 import { principalOf } from '../../auth/hosted-key.ts';
 import { recordAuthFailure } from '../../metrics.ts';
 import { compileValidator } from '../../validation.ts';
-import { IMAGE_FORMATS, MIME_TYPES } from '../../../../renderer/src/capture/image-formats.ts';
+import { CAPTURE_FORMATS, MIME_TYPES } from '../../../../renderer/src/capture/image-formats.ts';
 import { rawImageFormat, sendScreenshot } from '../screenshot-answer.ts';
-import { captureScreenshot, screenshotBodySchema, screenshotMessages, toCaptureRequest, type ScreenshotBody } from '../screenshot.ts';
+import { captureOptionsProblems } from '../capture-options.ts';
+import { captureScreenshot, screenshotBodySchema, screenshotMessages, toCaptureRequest, withAcceptedFormat, type ScreenshotBody } from '../screenshot.ts';
 import type { ApiRoute } from './route.ts';
 
 /** SPEC 2.1 plus `site_id`: the self-hosted body, extended, so both variants validate the same fields the same way. */
@@ -23,22 +24,23 @@ export const hostedScreenshotBodySchema = {
   },
 } as const;
 
-const validateBody = compileValidator<HostedScreenshotBody>(hostedScreenshotBodySchema, [
-  ...screenshotMessages,
-  (e: ErrorObject) => (e.instancePath === '/site_id' ? 'site_id must be a non-empty string of at most 64 characters' : undefined),
-]);
+const validateBody = compileValidator<HostedScreenshotBody>(
+  hostedScreenshotBodySchema,
+  [...screenshotMessages, (e: ErrorObject) => (e.instancePath === '/site_id' ? 'site_id must be a non-empty string of at most 64 characters' : undefined)],
+  captureOptionsProblems,
+);
 
 const screenshotResultSchema = {
   type: 'object',
   required: ['success', 'image', 'url', 'quality', 'width', 'height', 'fileSize', 'processingTimeMs', 'site_id'],
   properties: {
     success: { const: true },
-    image: { type: 'string', description: 'data:image/png;base64,... (image/jpeg or image/webp with that format)' },
+    image: { type: 'string', description: 'data:image/png;base64,... (image/jpeg, image/webp or application/pdf with that format)' },
     url: { type: 'string' },
     quality: screenshotBodySchema.properties.quality,
-    width: { type: 'integer' },
-    height: { type: 'integer' },
-    fileSize: { type: 'integer', description: 'Bytes of the encoded image' },
+    width: { type: 'integer', description: 'Image width in pixels; with format pdf, the first page\'s width in CSS pixels (1 in = 96 px)' },
+    height: { type: 'integer', description: 'Image height in pixels; with format pdf, the first page\'s height in CSS pixels' },
+    fileSize: { type: 'integer', description: 'Bytes of the encoded image or PDF' },
     processingTimeMs: { type: 'integer' },
     waitMs: { type: 'integer' },
     truncated: { type: 'boolean', description: 'Only with fullPage: true or a selector; the page or element was taller than the cap.' },
@@ -90,7 +92,7 @@ export const hostedScreenshotRoute: ApiRoute = {
   operationId: 'captureScreenshot',
   summary: 'Capture a screenshot',
   description:
-    'Renders the URL in Chromium and returns the PNG as a data URI. Checks, in order: the key (401), the site (400 without site_id on a full-access key, ' +
+    'Renders the URL in Chromium and returns the PNG (or the format asked for: JPEG, WebP, or a PDF printed from the page) as a data URI. Checks, in order: the key (401), the site (400 without site_id on a full-access key, ' +
     '404 for a site that is not the account\'s, 403 for a site key given another site), the domain (403), the rate limit (429), then captures.',
   tag: 'Screenshots',
   access: 'any-key',
@@ -98,14 +100,14 @@ export const hostedScreenshotRoute: ApiRoute = {
   responses: {
     200: {
       description:
-        'The screenshot: JSON by default; the image bytes themselves when Accept asks for image/png, image/jpeg, image/webp or image/*, ' +
+        'The screenshot: JSON by default; the image or PDF bytes themselves when Accept asks for image/png, image/jpeg, image/webp, image/* or application/pdf, ' +
         'with the other fields as Viewfinder-* headers (Viewfinder-Width, Viewfinder-Height, Viewfinder-File-Size, Viewfinder-Processing-Time-Ms, ...).',
       schema: screenshotResultSchema,
-      alternatives: Object.fromEntries(IMAGE_FORMATS.map((format) => [MIME_TYPES[format], { type: 'string', contentMediaType: MIME_TYPES[format] }])),
+      alternatives: Object.fromEntries(CAPTURE_FORMATS.map((format) => [MIME_TYPES[format], { type: 'string', contentMediaType: MIME_TYPES[format] }])),
       headers: {
         'Viewfinder-Cache': { description: 'hit or miss; only when the request gave a cacheTtl above 0', schema: { type: 'string', enum: ['hit', 'miss'] } },
-        'Viewfinder-Width': { description: 'Raw answers only: the image width in pixels', schema: { type: 'integer' } },
-        'Viewfinder-Height': { description: 'Raw answers only: the image height in pixels', schema: { type: 'integer' } },
+        'Viewfinder-Width': { description: 'Raw answers only: the image width in pixels (a PDF: its first page, in CSS pixels)', schema: { type: 'integer' } },
+        'Viewfinder-Height': { description: 'Raw answers only: the image height in pixels (a PDF: its first page, in CSS pixels)', schema: { type: 'integer' } },
         'Viewfinder-Processing-Time-Ms': { description: 'Raw answers only: processing time in milliseconds', schema: { type: 'integer' } },
       },
     },
@@ -113,7 +115,7 @@ export const hostedScreenshotRoute: ApiRoute = {
   errors: {
     403: 'The URL\'s host, or that of a page it redirects or navigates to, is not among the site\'s allowed domains; or the site key belongs to another site',
     404: 'The site does not exist or belongs to another account',
-    406: 'Accept allows neither JSON nor the image type of the requested format',
+    406: 'Accept allows neither JSON nor the media type of the requested format',
     408: 'The page took too long to load, or no element matching waitForSelector became visible in time',
     429: 'Rate limit exceeded; see Retry-After',
     500: 'Screenshot generation failed',
@@ -121,13 +123,14 @@ export const hostedScreenshotRoute: ApiRoute = {
   handler: ({ store, renderer, limiter, logger, resultCache }) =>
     async (ctx) => {
       const started = performance.now();
-      const { site_id: siteId, ...body } = validateBody(ctx.request.body);
+      const { site_id: siteId, ...given } = validateBody(ctx.request.body);
       const { key, account } = principalOf(ctx);
       const site = await resolveSite(store, key, siteId);
-      checkDomain(key, site, body.url);
+      checkDomain(key, site, given.url);
       await limiter.consume(ctx, key.id, account.rateLimitPerMinute);
 
-      const raw = rawImageFormat(ctx, body.format);
+      const raw = rawImageFormat(ctx, given.format);
+      const body = withAcceptedFormat(given, raw, validateBody);
 
       const usage = { accountId: account.id, siteId: site.id, keyId: key.id };
       let answer: Awaited<ReturnType<typeof captureScreenshot>>;
@@ -136,7 +139,7 @@ export const hostedScreenshotRoute: ApiRoute = {
         const scope = key.restrictDomains ? { allowedDomains: site.allowedDomains } : {};
         // Sites never share entries: the site is part of the key.
         const policy = { cache: resultCache, ttlSeconds: body.cacheTtl ?? 0, scope: { mode: 'hosted', siteId: site.id } as const, logger };
-        answer = await captureScreenshot(ctx, renderer, { ...toCaptureRequest(body, raw), ...scope }, started, policy);
+        answer = await captureScreenshot(ctx, renderer, { ...toCaptureRequest(body), ...scope }, started, policy);
       } catch (err) {
         // The page went outside the domains: the same refusal as for the URL, found later.
         if (isDomainRefusal(err)) recordAuthFailure('domain_forbidden');
