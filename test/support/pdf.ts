@@ -72,5 +72,13 @@ export function pdfOfDataUri(image: unknown): Buffer {
   return Buffer.from(match[1] as string, 'base64');
 }
 
+/** A supertest parser for application/pdf, which superagent does not buffer by itself as it does images. */
+export function rawBytes(res: unknown, done: (err: Error | null, body: Buffer) => void): void {
+  const stream = res as NodeJS.ReadableStream; // superagent hands its parsers the IncomingMessage
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  stream.on('end', () => done(null, Buffer.concat(chunks)));
+}
+
 /** CSS pixels of a length in points, as the service reports a PDF's page: 1 pt = 4/3 px. */
 export const cssPx = (points: number) => Math.round((points * 4) / 3);
