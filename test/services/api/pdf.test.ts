@@ -131,6 +131,21 @@ describe('format pdf (real Chromium, PDFs read by poppler, both variants)', func
         expect(past.body).to.deep.equal({ success: false, error: 'pdf.pageRanges "7-9" selects no page of the document: it has fewer pages' });
       });
 
+      it('content that appears only when scrolled into view is in the PDF, as in a full-page capture', async () => {
+        // Red until an IntersectionObserver sees it, 2500 px down: on the third A4 page.
+        const url = echo(
+          `<div style="height:2500px"></div><div id="lazy" style="height:200px;background:#ff0000"></div>
+          <script>new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) document.getElementById('lazy').style.background = '#00ff00'; }).observe(document.getElementById('lazy'));</script>`,
+        );
+        const response = await api.post({ url, format: 'pdf' });
+        ok(response);
+        const bytes = pdfOfDataUri(response.body.image);
+        expect((await pdfInfo(bytes)).pages).to.equal(3);
+        const third = await renderPdfPage(bytes, 3);
+        const y = 2500 - 2 * cssPx(A4_PT.height) + 100;
+        expect(near(third.rgb(300, y), GREEN), `lazy block ${third.rgb(300, y)}`).to.equal(true);
+      });
+
       it('emulateMedia: print (the default) applies the print stylesheet, screen the screen one', async () => {
         const url = echo('', '@media print{body{background:#0000ff}}@media screen{body{background:#ff0000}}html,body{height:100%}');
         for (const [emulateMedia, colour] of [[undefined, BLUE], ['print', BLUE], ['screen', RED]] as const) {

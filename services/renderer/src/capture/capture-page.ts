@@ -69,7 +69,7 @@ export async function capturePage(
       return encodedResult(image, request, false, waitMs);
     }
     await waitUntilReady(page, request, limits, network, waitStarted, signal);
-    if (request.fullPage) {
+    if (wholeDocument(request)) {
       const maxCssHeight = Math.floor(limits.fullPageMaxHeight / profile.viewport.deviceScaleFactor);
       await revealLazyContent(page, network, limits.smartWait, performance.now() + limits.smartWait.maxMs, maxCssHeight);
       signal?.throwIfAborted();
@@ -104,6 +104,11 @@ function encodedResult(image: Buffer, request: CaptureRequest, truncated: boolea
   const format = imageFormatOf(request);
   const { width, height } = readImageSize(image, format);
   return { image, format, width, height, fileSize: image.byteLength, truncated, waitMs };
+}
+
+/** Full page, and a PDF, which always holds the whole page: lazy content is revealed and waited for down to the cap. */
+function wholeDocument(request: CaptureRequest): boolean {
+  return request.fullPage || request.format === 'pdf';
 }
 
 /**
@@ -210,7 +215,7 @@ async function waitUntilReady(
     return started + limits.smartWait.maxMs;
   }
   const deadline = started + limits.settleHints.capFor(request.url, MIN_HINTED_WAIT_MS, limits.smartWait.maxMs);
-  await smartWait(page, network, { ...limits.smartWait, calmFrames }, deadline, request.fullPage);
+  await smartWait(page, network, { ...limits.smartWait, calmFrames }, deadline, wholeDocument(request));
   limits.settleHints.record(request.url, performance.now() - started);
   signal?.throwIfAborted();
   return deadline;
