@@ -1,11 +1,10 @@
 import { expect } from 'chai';
-import type Koa from 'koa';
 import request from 'supertest';
 import type { Renderer } from '../../../services/renderer/src/renderer.ts';
 import { captureVariants, type CaptureClient } from '../../support/capture-variants.ts';
 import { page, startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
 import { appWith, sharedRenderer, startRenderer, testConfig } from '../../support/harness.ts';
-import { startSecretServer, type SecretServer } from '../../support/secret-server.ts';
+import { useGuardBed } from '../../support/guard-bed.ts';
 import { cssPx, pdfInfo, pdfOfDataUri, rawBytes, renderPdfPage } from '../../support/pdf.ts';
 
 type Rgb = [number, number, number];
@@ -226,28 +225,14 @@ describe('format pdf (real Chromium, PDFs read by poppler, both variants)', func
 
 describe('format pdf behind the network guard (secret on 127.0.0.1, pages on allowlisted 127.0.0.2)', function () {
   this.timeout(120_000);
-  const GUARD_ENV = { PRIVATE_NETWORK_ALLOWLIST: '127.0.0.2' };
-  let fixtures: FixtureServer;
-  let secret: SecretServer;
-  let app: Koa;
+  const bed = useGuardBed();
 
-  before(async () => {
-    secret = await startSecretServer();
-    fixtures = await startFixtureServer('127.0.0.2');
-    app = appWith(await startRenderer(testConfig(GUARD_ENV)), GUARD_ENV);
-  });
-  after(async () => {
-    await fixtures.close();
-    await secret.close();
-  });
-  beforeEach(() => secret.reset());
-
-  const capture = (body: Record<string, unknown>) => request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send({ format: 'pdf', ...body });
-  const secretUrl = (pathname = '/') => `http://127.0.0.1:${secret.port}${pathname}`;
+  const capture = (body: Record<string, unknown>) => request(bed.app.callback()).post('/screenshot').set('Content-Type', 'application/json').send({ format: 'pdf', ...body });
+  const secretUrl = (pathname = '/') => `http://127.0.0.1:${bed.secret.port}${pathname}`;
 
   /** What only printing loads: a print stylesheet and a print background, both on the secret. */
   const printOnly = () =>
-    fixtures.url(
+    bed.fixtures.url(
       `/echo?html=${encodeURIComponent(
         page('<p>printed</p>', {
           head: `<link rel="stylesheet" media="print" href="${secretUrl('/print.css')}">`,
@@ -260,24 +245,24 @@ describe('format pdf behind the network guard (secret on 127.0.0.1, pages on all
     const open = appWith(await sharedRenderer());
     const response = await request(open.callback()).post('/screenshot').set('Content-Type', 'application/json').send({ url: printOnly(), format: 'pdf' });
     expect(response.status).to.equal(200);
-    expect(secret.hits()).to.be.greaterThan(0);
+    expect(bed.secret.hits()).to.be.greaterThan(0);
   });
 
   it('what only printing loads never reaches the secret, and the PDF is made', async () => {
     const response = await capture({ url: printOnly() });
     expect(response.status, JSON.stringify(response.body).slice(0, 300)).to.equal(200);
     expect((await pdfInfo(pdfOfDataUri(response.body.image))).pages).to.equal(1);
-    expect(secret.hits(), 'requests that reached the secret').to.equal(0);
+    expect(bed.secret.hits(), 'requests that reached the secret').to.equal(0);
   });
 
   it('a blocked URL, given or redirected to, is the same 403 as for an image', async () => {
     const direct = await capture({ url: secretUrl() });
     expect(direct.status).to.equal(403);
     expect(direct.body.error).to.match(/^Forbidden: 127\.0\.0\.1 is a loopback address/);
-    const redirected = await capture({ url: fixtures.url(`/redirect?to=${encodeURIComponent(secretUrl())}`) });
+    const redirected = await capture({ url: bed.fixtures.url(`/redirect?to=${encodeURIComponent(secretUrl())}`) });
     expect(redirected.status).to.equal(403);
     expect(redirected.body.error).to.match(/^Forbidden: 127\.0\.0\.1 is a loopback address/);
-    expect(secret.hits()).to.equal(0);
+    expect(bed.secret.hits()).to.equal(0);
   });
 });
 
