@@ -10,7 +10,7 @@ import { PermanentJobError } from '../../../../lib/jobs/retry.ts';
 import type { Logger } from '../../../../lib/logger.ts';
 import type { Job } from '../../../../lib/store/jobs.ts';
 import type { Store } from '../../../../lib/store/store.ts';
-import type { ImageFormat } from '../../../renderer/src/capture/image-formats.ts';
+import type { CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
 import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
 import { captureThroughCache } from '../result-cache/cached-capture.ts';
 import { resultFields, type ResultFields } from '../routes/screenshot.ts';
@@ -32,7 +32,7 @@ export interface CapturePayload {
 }
 
 /** The metadata of a finished capture: the synchronous answer's fields without the image. */
-export type CaptureMetadata = ResultFields & { format: ImageFormat; site_id?: string };
+export type CaptureMetadata = ResultFields & { format: CaptureFormat; site_id?: string };
 
 export const payloadOf = (job: Job) => job.payload as unknown as CapturePayload;
 

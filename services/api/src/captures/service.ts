@@ -9,7 +9,7 @@ import { createJobRunner, type JobRunner } from '../../../../lib/jobs/runner.ts'
 import type { Logger } from '../../../../lib/logger.ts';
 import { DEFAULT_IDEMPOTENCY_WINDOW_MS, type Job } from '../../../../lib/store/jobs.ts';
 import type { Store } from '../../../../lib/store/store.ts';
-import { MIME_TYPES, type ImageFormat } from '../../../renderer/src/capture/image-formats.ts';
+import { MIME_TYPES, type CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
 import type { NetworkGuard } from '../../../renderer/src/guard/network-guard.ts';
 import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
 import type { ResultCache } from '../result-cache/result-cache.ts';
@@ -152,7 +152,7 @@ export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
       if (job.state !== 'succeeded') throw new Conflict(`Capture ${id} is ${job.state}: there is no image${job.state === 'failed' ? '' : ' yet'}`);
       const image = await store.getJobBlob(job.id);
       if (!image) throw new NotFound(`Capture ${id} not found`);
-      sendScreenshot(ctx, { body: { success: true, ...withoutFormat(metadata!) }, image, format: metadata!.format as ImageFormat }, raw);
+      sendScreenshot(ctx, { body: { success: true, ...withoutFormat(metadata!) }, image, format: metadata!.format as CaptureFormat }, raw);
     },
     async recent(ownerId, limit) {
       return Promise.all((await store.listJobs(ownerId, CAPTURE_JOB, limit)).map(statusOf));

@@ -2,11 +2,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import type Koa from 'koa';
 import request from 'supertest';
-import { startFixtureServer, type FixtureServer } from '../../../support/fixture-server.ts';
-import { appWith, decodeDataUri, sharedRenderer, startRenderer, testConfig } from '../../../support/harness.ts';
-import { startSecretServer, type SecretServer } from '../../../support/secret-server.ts';
+import { useGuardBed } from '../../../support/guard-bed.ts';
+import { appWith, decodeDataUri, sharedRenderer } from '../../../support/harness.ts';
 
 /**
  * The SSRF suite: fixture pages served from 127.0.0.2, the only allowlisted address, try every way
@@ -15,26 +13,12 @@ import { startSecretServer, type SecretServer } from '../../../support/secret-se
  */
 describe('network guard (real Chromium, secret on 127.0.0.1, pages on allowlisted 127.0.0.2)', function () {
   this.timeout(120_000);
-  const ENV = { PRIVATE_NETWORK_ALLOWLIST: '127.0.0.2' };
-  let fixtures: FixtureServer;
-  let secret: SecretServer;
-  let app: Koa;
-
-  before(async () => {
-    secret = await startSecretServer();
-    fixtures = await startFixtureServer('127.0.0.2');
-    app = appWith(await startRenderer(testConfig(ENV)), ENV);
-  });
-  after(async () => {
-    await fixtures.close();
-    await secret.close();
-  });
-  beforeEach(() => secret.reset());
+  const bed = useGuardBed();
 
   const capture = (body: Record<string, unknown>) =>
-    request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send(body);
-  const pageWith = (html: string) => fixtures.url(`/echo?html=${encodeURIComponent(`<body style="margin:0">${html}</body>`)}`);
-  const secretUrl = (host: string, pathname = '/') => `http://${host}:${secret.port}${pathname}`;
+    request(bed.app.callback()).post('/screenshot').set('Content-Type', 'application/json').send(body);
+  const pageWith = (html: string) => bed.fixtures.url(`/echo?html=${encodeURIComponent(`<body style="margin:0">${html}</body>`)}`);
+  const secretUrl = (host: string, pathname = '/') => `http://${host}:${bed.secret.port}${pathname}`;
 
   // Every spelling a page can use for the secret's address.
   const SPELLINGS = [
@@ -58,13 +42,13 @@ describe('network guard (real Chromium, secret on 127.0.0.1, pages on allowliste
     const response = await capture({ url: pageWith(html), wait: 1000 });
     expect(response.status, JSON.stringify(response.body).slice(0, 300)).to.equal(200);
     expect(response.body.success).to.equal(true);
-    expect(secret.hits(), 'requests that reached the secret').to.equal(0);
+    expect(bed.secret.hits(), 'requests that reached the secret').to.equal(0);
   }
 
   describe('positive controls', () => {
     it('the secret counts what reaches it', async () => {
       await fetch(secretUrl('127.0.0.1'));
-      expect(secret.hits()).to.equal(1);
+      expect(bed.secret.hits()).to.equal(1);
     });
 
     it('without the guard (127.0.0.0/8 allowlisted) the same img does reach the secret, so the pages below really try', async () => {
@@ -74,11 +58,11 @@ describe('network guard (real Chromium, secret on 127.0.0.1, pages on allowliste
         .set('Content-Type', 'application/json')
         .send({ url: pageWith(`<img src="${secretUrl('127.0.0.1', '/img')}">`), wait: 1000 });
       expect(response.status).to.equal(200);
-      expect(secret.hits()).to.be.greaterThan(0);
+      expect(bed.secret.hits()).to.be.greaterThan(0);
     });
 
     it('subresources of the allowlisted host do load', async () => {
-      const response = await capture({ url: pageWith(`<iframe src="${fixtures.url('/geometry')}" style="border:0;width:400px;height:300px"></iframe>`) });
+      const response = await capture({ url: pageWith(`<iframe src="${bed.fixtures.url('/geometry')}" style="border:0;width:400px;height:300px"></iframe>`) });
       expect(response.status).to.equal(200);
       // /geometry paints a red square at its top-left corner and green around it.
       const image = decodeDataUri(response.body.image);
@@ -94,7 +78,7 @@ describe('network guard (real Chromium, secret on 127.0.0.1, pages on allowliste
         expect(response.status, JSON.stringify(response.body)).to.equal(403);
         expect(response.body.success).to.equal(false);
         expect(response.body.error).to.match(/^Forbidden: .* (is|resolves to) a [a-z46-]+ address; only public addresses may be captured/);
-        expect(secret.hits()).to.equal(0);
+        expect(bed.secret.hits()).to.equal(0);
       });
     }
 
@@ -107,16 +91,16 @@ describe('network guard (real Chromium, secret on 127.0.0.1, pages on allowliste
     }
 
     it('a redirect from an allowed page to the secret is 403 too, and the secret sees nothing', async () => {
-      const response = await capture({ url: fixtures.url(`/redirect?to=${encodeURIComponent(secretUrl('127.0.0.1'))}`) });
+      const response = await capture({ url: bed.fixtures.url(`/redirect?to=${encodeURIComponent(secretUrl('127.0.0.1'))}`) });
       expect(response.status, JSON.stringify(response.body)).to.equal(403);
       expect(response.body.error).to.match(/^Forbidden: 127\.0\.0\.1 is a loopback address/);
-      expect(secret.hits()).to.equal(0);
+      expect(bed.secret.hits()).to.equal(0);
     });
 
     it('a page that navigates itself to the secret is 403, and the secret sees nothing', async () => {
       const response = await capture({ url: pageWith(`<script>location.href = ${JSON.stringify(secretUrl('2130706433'))}</script>`), wait: 1000 });
       expect(response.status, JSON.stringify(response.body)).to.equal(403);
-      expect(secret.hits()).to.equal(0);
+      expect(bed.secret.hits()).to.equal(0);
     });
   });
 
@@ -158,11 +142,11 @@ describe('network guard (real Chromium, secret on 127.0.0.1, pages on allowliste
     });
 
     it('iframe through a redirect on the allowed host', async () => {
-      await expectCapturedWithoutReachingSecret(`<iframe src="${fixtures.url(`/redirect?to=${encodeURIComponent(secretUrl('127.0.0.1'))}`)}"></iframe>`);
+      await expectCapturedWithoutReachingSecret(`<iframe src="${bed.fixtures.url(`/redirect?to=${encodeURIComponent(secretUrl('127.0.0.1'))}`)}"></iframe>`);
     });
 
     it('img through a redirect on the allowed host', async () => {
-      await expectCapturedWithoutReachingSecret(`<img src="${fixtures.url(`/redirect?to=${encodeURIComponent(secretUrl('0x7f.1'))}`)}">`);
+      await expectCapturedWithoutReachingSecret(`<img src="${bed.fixtures.url(`/redirect?to=${encodeURIComponent(secretUrl('0x7f.1'))}`)}">`);
     });
 
     it('fetch and XMLHttpRequest, in every spelling', async () => {
@@ -173,11 +157,11 @@ describe('network guard (real Chromium, secret on 127.0.0.1, pages on allowliste
     });
 
     it('https to the secret (a CONNECT tunnel)', async () => {
-      await expectCapturedWithoutReachingSecret(`<img src="https://127.0.0.1:${secret.port}/tls"><script>fetch('https://localhost:${secret.port}/').catch(() => {})</script>`);
+      await expectCapturedWithoutReachingSecret(`<img src="https://127.0.0.1:${bed.secret.port}/tls"><script>fetch('https://localhost:${bed.secret.port}/').catch(() => {})</script>`);
     });
 
     it('WebSocket, ws:// and wss://, in every spelling', async () => {
-      const urls = JSON.stringify(SPELLINGS.flatMap((host) => [`ws://${host}:${secret.port}/ws`, `wss://${host}:${secret.port}/ws`]));
+      const urls = JSON.stringify(SPELLINGS.flatMap((host) => [`ws://${host}:${bed.secret.port}/ws`, `wss://${host}:${bed.secret.port}/ws`]));
       await expectCapturedWithoutReachingSecret(`<script>for (const u of ${urls}) { try { new WebSocket(u) } catch {} }</script>`);
     });
 
@@ -201,7 +185,7 @@ describe('network guard (real Chromium, secret on 127.0.0.1, pages on allowliste
 
     it('WebRTC towards a STUN/TURN server on the secret', async () => {
       await expectCapturedWithoutReachingSecret(
-        `<script>const pc = new RTCPeerConnection({ iceServers: [{ urls: 'stun:127.0.0.1:${secret.port}' }, { urls: 'turn:127.0.0.1:${secret.port}?transport=tcp', username: 'u', credential: 'c' }] });
+        `<script>const pc = new RTCPeerConnection({ iceServers: [{ urls: 'stun:127.0.0.1:${bed.secret.port}' }, { urls: 'turn:127.0.0.1:${bed.secret.port}?transport=tcp', username: 'u', credential: 'c' }] });
          pc.createDataChannel('x'); pc.createOffer().then((offer) => pc.setLocalDescription(offer));</script>`,
       );
     });
