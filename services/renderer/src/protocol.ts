@@ -5,9 +5,9 @@
  *   POST /v1/captures   Content-Type: application/json, body: a CaptureRequest
  *                       Authorization: Bearer <RENDERER_TOKEN> when the service has a token
  *                       X-Request-Id: the API's request id (optional)
- *   200                 Content-Type: image/png (or image/jpeg, image/webp: the request's format), body: the
- *                       image bytes; metadata in headers:
- *                       X-Image-Width, X-Image-Height, X-Image-Truncated (true|false), X-Wait-Ms
+ *   200                 Content-Type: image/png (or image/jpeg, image/webp, application/pdf: the request's
+ *                       format), body: the image or PDF bytes; metadata in headers:
+ *                       X-Image-Width, X-Image-Height (a PDF's first page in CSS px), X-Image-Truncated (true|false), X-Wait-Ms
  *   4xx/5xx             the typed error of lib/errors.ts as JSON: {success:false,error} (401: {error})
  *   every answer        the renderer's load after this capture: X-Renderer-Capacity, X-Renderer-Free-Slots,
  *                       X-Renderer-Queued (what the API balances on, see RendererLoad)
@@ -29,7 +29,8 @@ import {
   ServiceUnavailable,
   TooManyRequests,
 } from '../../../lib/errors.ts';
-import { formatOfMimeType, IMAGE_FORMATS } from './capture/image-formats.ts';
+import { CAPTURE_FORMATS, formatOfMimeType } from './capture/image-formats.ts';
+import { pdfOptionsProblems, pdfOptionsSchema } from './capture/pdf.ts';
 import { PROFILE_NAMES } from './capture/profiles.ts';
 import type { CaptureRequest, CaptureResult, RendererStats } from './renderer.ts';
 
@@ -163,7 +164,8 @@ const captureRequestSchema = {
     removeAds: { type: 'boolean' },
     // As many as a site may hold (the API's allowedDomainsSchema).
     allowedDomains: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 260 } },
-    format: { type: 'string', enum: [...IMAGE_FORMATS] },
+    format: { type: 'string', enum: [...CAPTURE_FORMATS] },
+    pdf: pdfOptionsSchema,
     imageQuality: { type: 'integer', minimum: 1, maximum: 100 },
     selector: { type: 'string', minLength: 1, maxLength: MAX_SELECTOR_LENGTH },
     waitForSelector: { type: 'string', minLength: 1, maxLength: MAX_SELECTOR_LENGTH },
@@ -176,7 +178,18 @@ const captureRequestSchema = {
 const validate = new Ajv({ allErrors: true, coerceTypes: false, removeAdditional: false, strict: true }).compile<CaptureRequest>(captureRequestSchema);
 
 export function parseCaptureRequest(body: unknown): CaptureRequest {
-  if (validate(body)) return body;
-  const problems = (validate.errors ?? []).map((e) => `${e.instancePath.slice(1) || 'body'} ${e.message ?? 'is invalid'}`);
+  const problems = validate(body) ? pdfProblems(body) : (validate.errors ?? []).map((e) => `${e.instancePath.slice(1) || 'body'} ${e.message ?? 'is invalid'}`);
+  if (problems.length === 0) return body as CaptureRequest;
   throw new BadRequest(`Invalid capture request: ${problems.join('; ')}`);
+}
+
+/** The API refuses these first (capture-options.ts); the renderer holds to them on its own. */
+function pdfProblems(request: CaptureRequest): string[] {
+  if (request.format !== 'pdf') return request.pdf ? ['pdf needs format pdf'] : [];
+  return [
+    ...(request.fullPage ? ['fullPage does not apply to format pdf'] : []),
+    ...(request.selector !== undefined ? ['selector does not apply to format pdf'] : []),
+    ...(request.imageQuality !== undefined ? ['imageQuality does not apply to format pdf'] : []),
+    ...(request.pdf ? pdfOptionsProblems(request.pdf) : []),
+  ];
 }

@@ -2,7 +2,8 @@
  * The renderer's contract. The API talks to a Renderer, whether it runs in-process (the pool in
  * pool.ts) or behind HTTP (services/api/src/remote-renderer.ts): every field here is plain data so that it crosses a wire as is.
  */
-import type { ImageFormat } from './capture/image-formats.ts';
+import type { CaptureFormat } from './capture/image-formats.ts';
+import type { PdfOptions } from './capture/pdf.ts';
 import type { ProfileName } from './capture/profiles.ts';
 import type { UpstreamTiming } from '../../../lib/http/server-timing.ts';
 
@@ -21,8 +22,10 @@ export interface CaptureRequest {
   allowedDomains?: string[];
   // Options beyond the spec (docs/capture-options.md): each is absent unless the client gave it, so a
   // request with only the spec's fields crosses the wire exactly as before.
-  /** Absent: png. */
-  format?: ImageFormat;
+  /** Absent: png. pdf prints the page instead of a screenshot (capture/pdf.ts). */
+  format?: CaptureFormat;
+  /** Only with format pdf; its defaults are applied by the renderer (resolvePdfOptions). */
+  pdf?: PdfOptions;
   /** 1..100, jpeg and webp only. Absent: DEFAULT_IMAGE_QUALITY. */
   imageQuality?: number;
   /** Capture only the first element that matches this CSS selector (never with fullPage). */
@@ -38,10 +41,10 @@ export interface CaptureRequest {
 }
 
 export interface CaptureResult {
-  /** The encoded image, in `format`. */
+  /** The encoded image, or the PDF, in `format`. */
   image: Buffer;
-  format: ImageFormat;
-  /** Read from the encoded image's own header, never copied from the profile. */
+  format: CaptureFormat;
+  /** Read from the encoded image's own header, never copied from the profile; a PDF's first page, in CSS px. */
   width: number;
   height: number;
   fileSize: number;

@@ -1,12 +1,10 @@
 import { expect } from 'chai';
-import type Koa from 'koa';
-import request from 'supertest';
-import { createApp } from '../../../services/api/src/app.ts';
+import type request from 'supertest';
 import type { Renderer } from '../../../services/renderer/src/renderer.ts';
+import { captureVariants, type CaptureVariant } from '../../support/capture-variants.ts';
 import { closeImageDecoder, decodeAnyDataUri, decodeImage, near } from '../../support/decode-image.ts';
 import { page, startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
-import { decodeDataUri, silentLogger, startRenderer, testConfig } from '../../support/harness.ts';
-import { startHosted, type HostedHarness } from './hosted/support.ts';
+import { decodeDataUri, startRenderer, testConfig } from '../../support/harness.ts';
 
 type Rgb = [number, number, number];
 const RED: Rgb = [255, 0, 0];
@@ -18,41 +16,7 @@ const BLACK: Rgb = [0, 0, 0];
 /** A short navigation timeout, so that a selector that never appears costs seconds, not the default 30. */
 const ENV = { NAVIGATION_TIMEOUT_MS: '6000' };
 
-/** Each variant posts a capture its own way; the options must behave the same through both. */
-interface Variant {
-  name: string;
-  start(renderer: Renderer): Promise<{ post(body: Record<string, unknown>, accept?: string): request.Test; close(): Promise<void> }>;
-}
-
-const variants: Variant[] = [
-  {
-    name: 'self-hosted POST /screenshot',
-    async start(renderer) {
-      const app: Koa = createApp({ config: testConfig(ENV), renderer, logger: silentLogger });
-      return {
-        post: (body, accept) => {
-          const test = request(app.callback()).post('/screenshot').set('Content-Type', 'application/json');
-          return (accept ? test.set('Accept', accept) : test).send(body);
-        },
-        close: async () => undefined,
-      };
-    },
-  },
-  {
-    name: 'hosted POST /api/screenshot',
-    async start(renderer) {
-      const hosted: HostedHarness = await startHosted({ renderer, env: ENV });
-      const site = await hosted.api(hosted.fullKey).post('/api/sites', { allowedDomains: [] });
-      return {
-        post: (body, accept) => {
-          const test = hosted.api(hosted.fullKey).post('/api/screenshot');
-          return (accept ? test.set('Accept', accept) : test).set('Content-Type', 'application/json').send({ ...body, site_id: site.body.id });
-        },
-        close: () => hosted.close(),
-      };
-    },
-  },
-];
+const variants = captureVariants(ENV);
 
 describe('capture options beyond the spec (real Chromium, both variants)', () => {
   let fixtures: FixtureServer;
@@ -72,7 +36,7 @@ describe('capture options beyond the spec (real Chromium, both variants)', () =>
 
   for (const variant of variants) {
     describe(variant.name, () => {
-      let api: Awaited<ReturnType<Variant['start']>>;
+      let api: Awaited<ReturnType<CaptureVariant['start']>>;
       before(async () => {
         api = await variant.start(renderer);
       });
@@ -125,7 +89,7 @@ describe('capture options beyond the spec (real Chromium, both variants)', () =>
           const outOfRange = await api.post({ url: fixtures.url('/simple'), format: 'jpeg', imageQuality: 101 });
           expect(outOfRange.body).to.deep.equal({ success: false, error: 'imageQuality must be an integer from 1 to 100' });
           const badFormat = await api.post({ url: fixtures.url('/simple'), format: 'gif' });
-          expect(badFormat.body).to.deep.equal({ success: false, error: 'format must be one of png, jpeg, webp' });
+          expect(badFormat.body).to.deep.equal({ success: false, error: 'format must be one of png, jpeg, webp, pdf' });
         });
       });
 

@@ -12,6 +12,7 @@ import { closeImageDecoder, decodeAnyDataUri, near } from '../../support/decode-
 import { closedPort, page, startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
 import { decodeDataUri, sharedRenderer, silentLogger, startRenderer, testConfig } from '../../support/harness.ts';
 import { captureLog } from '../../support/log-capture.ts';
+import { pdfInfo, pdfOfDataUri, rawBytes } from '../../support/pdf.ts';
 import { sampleValue, startRendererService, type RendererService } from '../../support/renderer-service.ts';
 import { eventually } from '../../support/eventually.ts';
 
@@ -75,6 +76,31 @@ describe('dispatch to renderer services (RENDERER_URL, real Chromium behind HTTP
     const invalid = await capture(app, { url: fixtures.url('/simple'), hideSelectors: ['#1st'] });
     expect(invalid.status).to.equal(400);
     expect(invalid.body).to.deep.equal({ success: false, error: 'hideSelectors[0] is not a valid CSS selector: "#1st"' });
+  });
+
+  it('carries a PDF across the wire: format pdf with its options, the JSON answer and the raw one, and its 400 past the last page', async () => {
+    const { app } = await remoteApp([service.url]);
+    const url = fixtures.url('/tall?height=3000');
+    const response = await capture(app, { url, format: 'pdf', pdf: { paper: 'Legal', landscape: true, pageRanges: '2-' } });
+    expect(response.status, JSON.stringify(response.body).slice(0, 200)).to.equal(200);
+    const bytes = pdfOfDataUri(response.body.image);
+    const info = await pdfInfo(bytes);
+    expect([info.widthPt, info.heightPt]).to.deep.equal([1008, 612]);
+    // 3000 CSS px on 816 px tall pages: four pages, the first left out.
+    expect(info.pages).to.equal(3);
+    expect(response.body).to.include({ width: 1344, height: 816, fileSize: bytes.length });
+    const raw = await request(app.callback())
+      .post('/screenshot')
+      .set('Content-Type', 'application/json')
+      .set('Accept', 'application/pdf')
+      .send({ url, format: 'pdf' })
+      .buffer(true)
+      .parse(rawBytes);
+    expect(raw.type).to.equal('application/pdf');
+    expect((await pdfInfo(raw.body as Buffer)).pages).to.equal(3);
+    const past = await capture(app, { url, format: 'pdf', pdf: { pageRanges: '9' } });
+    expect(past.status).to.equal(400);
+    expect(past.body).to.deep.equal({ success: false, error: 'pdf.pageRanges "9" selects no page of the document: it has fewer pages' });
   });
 
   it("rethrows the renderer's typed error: 500 with the network error", async () => {

@@ -3,6 +3,7 @@ import request from 'supertest';
 import { PNG } from 'pngjs';
 import { closedPort, startFixtureServer, type FixtureServer } from '../../support/fixture-server.ts';
 import { sharedRenderer } from '../../support/harness.ts';
+import { pdfInfo, rawBytes } from '../../support/pdf.ts';
 import { sampleValue, startRendererService, type RendererService } from '../../support/renderer-service.ts';
 
 const TOKEN = 'renderer-test-token-0123456789';
@@ -54,6 +55,30 @@ describe('the renderer service HTTP API (services/renderer/src/server.ts, real C
       const response = await post(open, captureRequest({ url: `http://127.0.0.1:${await closedPort()}/` }));
       expect(response.status).to.equal(500);
       expect(response.body).to.deep.equal({ success: false, error: 'Screenshot generation failed: net::ERR_CONNECTION_REFUSED' });
+    });
+
+    it('answers a PDF as application/pdf, its first page in CSS px in the size headers', async () => {
+      const response = await post(open, captureRequest({ format: 'pdf', pdf: { paper: 'Letter' } })).buffer(true).parse(rawBytes);
+      expect(response.status).to.equal(200);
+      expect(response.type).to.equal('application/pdf');
+      const info = await pdfInfo(response.body as Buffer);
+      expect([info.pages, info.widthPt, info.heightPt]).to.deep.equal([1, 612, 792]);
+      expect(response.headers).to.include({ 'x-image-width': '816', 'x-image-height': '1056', 'x-image-truncated': 'false' });
+    });
+
+    it("holds to format pdf's rules by itself, whoever calls it", async () => {
+      const cases: [Record<string, unknown>, string][] = [
+        [{ pdf: { landscape: true } }, 'pdf needs format pdf'],
+        [{ format: 'pdf', fullPage: true }, 'fullPage does not apply to format pdf'],
+        [{ format: 'pdf', selector: 'body' }, 'selector does not apply to format pdf'],
+        [{ format: 'pdf', pdf: { pageRanges: '3-1' } }, 'pdf.pageRanges: the range 3-1 runs backwards'],
+        [{ format: 'pdf', pdf: { scale: 2 } }, 'pdf must NOT have additional properties'],
+      ];
+      for (const [overrides, problem] of cases) {
+        const response = await post(open, captureRequest(overrides));
+        expect(response.status, problem).to.equal(400);
+        expect(response.body).to.deep.equal({ success: false, error: `Invalid capture request: ${problem}` });
+      }
     });
 
     it('rejects a request that is not a complete CaptureRequest with a 400 naming the fields', async () => {

@@ -47,20 +47,20 @@ export function textField(options: FieldOptions & { value?: string; type?: strin
   return html`<div class="field${error && ' has-error'}"><label for="${id}">${options.label}</label>${control}${notes(id, options.hint, error)}</div>`;
 }
 
-export function selectField(options: FieldOptions & { value?: string; choices: { value: string; label: string }[] }): SafeHtml {
+export function selectField(options: FieldOptions & { value?: string; choices: { value: string; label: string }[]; dependsOn?: DependsOn }): SafeHtml {
   const id = `field-${options.name}`;
   const error = options.errors?.[options.name];
   return html`<div class="field${error && ' has-error'}"><label for="${id}">${options.label}</label>
-    <select id="${id}" name="${options.name}"${describedBy(id, options.hint, error)}>
+    <select id="${id}" name="${options.name}"${describedBy(id, options.hint, error)}${dependsOnAttributes(options.dependsOn)}>
       ${options.choices.map((choice) => html`<option value="${choice.value}"${choice.value === options.value && html` selected`}>${choice.label}</option>`)}
     </select>${notes(id, options.hint, error)}</div>`;
 }
 
-export function checkboxField(options: FieldOptions & { checked?: boolean }): SafeHtml {
+export function checkboxField(options: FieldOptions & { checked?: boolean; dependsOn?: DependsOn }): SafeHtml {
   const id = `field-${options.name}`;
   const error = options.errors?.[options.name];
   return html`<div class="field checkbox${error && ' has-error'}">
-    <input type="checkbox" id="${id}" name="${options.name}" value="on"${options.checked && html` checked`}${describedBy(id, options.hint, error)}>
+    <input type="checkbox" id="${id}" name="${options.name}" value="on"${options.checked && html` checked`}${describedBy(id, options.hint, error)}${dependsOnAttributes(options.dependsOn)}>
     <label for="${id}">${options.label}</label>${notes(id, options.hint, error)}</div>`;
 }
 

@@ -5,12 +5,14 @@
  * replica (gridfs-cache.ts). One conformance suite runs against both.
  */
 import { createHash } from 'node:crypto';
-import { DEFAULT_IMAGE_FORMAT, DEFAULT_IMAGE_QUALITY, type ImageFormat } from '../../../renderer/src/capture/image-formats.ts';
+import { DEFAULT_IMAGE_FORMAT, DEFAULT_IMAGE_QUALITY, type CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
+import { resolvePdfOptions } from '../../../renderer/src/capture/pdf.ts';
 import type { CaptureRequest, CaptureResult } from '../../../renderer/src/renderer.ts';
 
 export interface CacheEntry {
+  /** The image or PDF bytes. */
   image: Buffer;
-  format: ImageFormat;
+  format: CaptureFormat;
   width: number;
   height: number;
   truncated: boolean;
@@ -50,7 +52,10 @@ export function cacheKey(request: CaptureRequest, scope: CacheScope): string {
     fullPage: request.fullPage,
     removeAds: request.removeAds,
     format,
-    imageQuality: format === 'png' ? null : (request.imageQuality ?? DEFAULT_IMAGE_QUALITY),
+    imageQuality: format === 'png' || format === 'pdf' ? null : (request.imageQuality ?? DEFAULT_IMAGE_QUALITY),
+    // Only a PDF's key has the field, so that every image's key is what it was before PDFs: the
+    // options with their defaults, paper and margins in CSS px ("A4" and 210mm x 297mm are one entry).
+    ...(format === 'pdf' ? { pdf: resolvePdfOptions(request.pdf) } : {}),
     selector: request.selector ?? null,
     waitForSelector: request.waitForSelector ?? null,
     // Hiding is the same whatever the order, and hiding twice is hiding once.

@@ -4,7 +4,8 @@
  * option is validated the same way in both.
  */
 import type { ErrorObject } from 'ajv';
-import { DEFAULT_IMAGE_FORMAT, IMAGE_FORMATS, LOSSY_FORMATS, type ImageFormat } from '../../../renderer/src/capture/image-formats.ts';
+import { CAPTURE_FORMATS, DEFAULT_IMAGE_FORMAT, LOSSY_FORMATS, type CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
+import { MAX_PAGE_RANGES_LENGTH, MEDIA_TYPES, PAPER_NAMES, pdfOptionsProblems, pdfOptionsSchema, type PdfOptions } from '../../../renderer/src/capture/pdf.ts';
 import { MAX_HIDE_SELECTORS, MAX_SELECTOR_LENGTH } from '../../../renderer/src/protocol.ts';
 import type { CaptureRequest } from '../../../renderer/src/renderer.ts';
 import type { MessageRule } from '../validation.ts';
@@ -13,7 +14,8 @@ import type { MessageRule } from '../validation.ts';
 export const MAX_CACHE_TTL_SECONDS = 30 * 24 * 3600;
 
 export interface CaptureOptionsBody {
-  format?: ImageFormat;
+  format?: CaptureFormat;
+  pdf?: PdfOptions;
   imageQuality?: number;
   selector?: string;
   waitForSelector?: string;
@@ -26,7 +28,8 @@ export interface CaptureOptionsBody {
 const cssSelector = { type: 'string', minLength: 1, maxLength: MAX_SELECTOR_LENGTH } as const;
 
 export const captureOptionsProperties = {
-  format: { type: 'string', enum: [...IMAGE_FORMATS], description: 'Image encoding; png by default.' },
+  format: { type: 'string', enum: [...CAPTURE_FORMATS], description: 'Image encoding, or pdf to print the page; png by default.' },
+  pdf: pdfOptionsSchema,
   imageQuality: { type: 'integer', minimum: 1, maximum: 100, description: 'Encoder quality for jpeg and webp (default 80); not allowed with png.' },
   selector: { ...cssSelector, description: 'Capture only the first element matching this CSS selector. Not with fullPage.' },
   waitForSelector: { ...cssSelector, description: 'Wait until an element matching this CSS selector is visible, within the navigation timeout (408 otherwise).' },
@@ -47,17 +50,52 @@ export const captureOptionsRules = {
     { if: { required: ['imageQuality'], properties: { imageQuality: true } }, then: { required: ['format'], properties: { format: { enum: [...LOSSY_FORMATS] } } } },
     // `type` keeps a body that is no object at all out of this rule: `required` alone holds for any non-object.
     { not: { type: 'object', required: ['fullPage', 'selector'], properties: { fullPage: { const: true }, selector: true } } },
+    { if: { required: ['pdf'], properties: { pdf: true } }, then: { required: ['format'], properties: { format: { const: 'pdf' } } } },
+    { not: { type: 'object', required: ['format', 'fullPage'], properties: { format: { const: 'pdf' }, fullPage: { const: true } } } },
+    { not: { type: 'object', required: ['format', 'selector'], properties: { format: { const: 'pdf' }, selector: true } } },
   ],
 } as const;
 
 const IMAGE_QUALITY_RULE = '#/allOf/0/';
 const FULL_PAGE_SELECTOR_RULE = '#/allOf/1/';
+const PDF_OPTIONS_RULE = '#/allOf/2/';
+const PDF_FULL_PAGE_RULE = '#/allOf/3/';
+const PDF_SELECTOR_RULE = '#/allOf/4/';
+
+const PDF_LENGTH = /^\/pdf\/(width|height|margin\/(top|right|bottom|left))$/;
+
+/** The texts of the `pdf` object's failures; its fields are named as pdf.field. */
+const pdfMessages: MessageRule[] = [
+  (e: ErrorObject) => (e.instancePath === '/pdf' && e.keyword === 'type' ? 'pdf must be an object of PDF options' : undefined),
+  (e: ErrorObject) =>
+    e.instancePath.startsWith('/pdf') && e.keyword === 'additionalProperties'
+      ? `Unknown field: "${[...e.instancePath.slice(1).split('/'), String(e.params.additionalProperty)].join('.')}"`
+      : undefined,
+  (e: ErrorObject) => (e.instancePath === '/pdf/paper' ? `pdf.paper must be one of ${PAPER_NAMES.join(', ')}` : undefined),
+  (e: ErrorObject) => (e.instancePath === '/pdf' && e.keyword === 'dependencies' ? 'pdf.width and pdf.height go together: give both, or neither' : undefined),
+  (e: ErrorObject) => (e.instancePath === '/pdf' && e.keyword === 'not' ? 'pdf.paper cannot be combined with pdf.width and pdf.height: name a paper or give its size' : undefined),
+  (e: ErrorObject) =>
+    PDF_LENGTH.test(e.instancePath) ? `${e.instancePath.slice(1).replaceAll('/', '.')} must be a length with a unit: px, in, cm or mm (e.g. "210mm")` : undefined,
+  (e: ErrorObject) => (e.instancePath === '/pdf/margin' ? 'pdf.margin must be an object with top, right, bottom and left lengths' : undefined),
+  (e: ErrorObject) =>
+    e.instancePath === '/pdf/pageRanges'
+      ? `pdf.pageRanges must be pages and ranges counted from 1, separated by commas, e.g. "1-3, 5, 8-" (at most ${MAX_PAGE_RANGES_LENGTH} characters)`
+      : undefined,
+  (e: ErrorObject) => (e.instancePath === '/pdf/emulateMedia' ? `pdf.emulateMedia must be one of ${MEDIA_TYPES.join(', ')}` : undefined),
+  (e: ErrorObject) => (e.instancePath === '/pdf/landscape' || e.instancePath === '/pdf/printBackground' ? `pdf.${e.instancePath.slice(5)} must be a boolean` : undefined),
+];
 
 export const captureOptionsMessages: MessageRule[] = [
   (e: ErrorObject) => (e.schemaPath.startsWith(IMAGE_QUALITY_RULE) ? `imageQuality applies to ${LOSSY_FORMATS.join(' and ')} only: set format to one of them` : undefined),
   (e: ErrorObject) =>
     e.schemaPath.startsWith(FULL_PAGE_SELECTOR_RULE) ? 'fullPage and selector cannot be combined: selector captures one element, fullPage the whole page' : undefined,
-  (e: ErrorObject) => (e.instancePath === '/format' ? `format must be one of ${IMAGE_FORMATS.join(', ')}` : undefined),
+  (e: ErrorObject) => (e.schemaPath.startsWith(PDF_OPTIONS_RULE) ? 'pdf options apply to format pdf only: set format to "pdf"' : undefined),
+  (e: ErrorObject) =>
+    e.schemaPath.startsWith(PDF_FULL_PAGE_RULE) ? 'fullPage does not apply to format pdf: a PDF holds the whole page, on as many pages as it needs' : undefined,
+  (e: ErrorObject) =>
+    e.schemaPath.startsWith(PDF_SELECTOR_RULE) ? 'selector does not apply to format pdf: a PDF prints the whole page (hideSelectors can leave parts out)' : undefined,
+  (e: ErrorObject) => (e.instancePath === '/format' ? `format must be one of ${CAPTURE_FORMATS.join(', ')}` : undefined),
+  ...pdfMessages,
   (e: ErrorObject) => (e.instancePath === '/imageQuality' ? 'imageQuality must be an integer from 1 to 100' : undefined),
   (e: ErrorObject) =>
     e.instancePath === '/selector' || e.instancePath === '/waitForSelector'
@@ -71,6 +109,11 @@ export const captureOptionsMessages: MessageRule[] = [
   (e: ErrorObject) => (e.instancePath === '/cacheTtl' ? `cacheTtl must be an integer number of seconds from 0 to ${MAX_CACHE_TTL_SECONDS} (30 days)` : undefined),
 ];
 
+/** The checks a schema cannot make, run once the body has passed it (see compileValidator). */
+export function captureOptionsProblems(body: CaptureOptionsBody): string[] {
+  return body.pdf ? pdfOptionsProblems(body.pdf) : [];
+}
+
 /** The options the renderer acts on, copied only when given, so that a spec-only request is unchanged. */
 export function captureOptionsOf(body: CaptureOptionsBody): Partial<CaptureRequest> {
   const options: Partial<CaptureRequest> = {};
@@ -80,9 +123,9 @@ export function captureOptionsOf(body: CaptureOptionsBody): Partial<CaptureReque
   return options;
 }
 
-const RENDER_OPTIONS = ['format', 'imageQuality', 'selector', 'waitForSelector', 'hideSelectors', 'darkMode', 'reducedMotion'] as const satisfies readonly (keyof CaptureRequest &
+const RENDER_OPTIONS = ['format', 'pdf', 'imageQuality', 'selector', 'waitForSelector', 'hideSelectors', 'darkMode', 'reducedMotion'] as const satisfies readonly (keyof CaptureRequest &
   keyof CaptureOptionsBody)[];
 
-export function formatOf(request: CaptureRequest): ImageFormat {
+export function formatOf(request: CaptureRequest): CaptureFormat {
   return request.format ?? DEFAULT_IMAGE_FORMAT;
 }

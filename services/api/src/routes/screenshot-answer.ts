@@ -1,26 +1,26 @@
 /**
  * How a screenshot is answered: SPEC 2.2's JSON by default, or, when the Accept header asks for an
- * image, the image bytes themselves with the result's other fields in Viewfinder-* headers. Errors
+ * image or a PDF, its bytes themselves with the result's other fields in Viewfinder-* headers. Errors
  * are JSON either way (the error translator writes them).
  */
 import type { Context } from 'koa';
 import { NotAcceptable } from '../../../../lib/errors.ts';
-import { formatOfMimeType, IMAGE_FORMATS, MIME_TYPES, type ImageFormat } from '../../../renderer/src/capture/image-formats.ts';
+import { CAPTURE_FORMATS, formatOfMimeType, MIME_TYPES, type CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
 
 const JSON_TYPE = 'application/json';
 
 /**
  * The format to answer as raw bytes, or undefined for JSON. JSON wins whenever the client accepts it
  * as much as an image (no Accept, `*\/*`). Without a `format` field an image type in Accept chooses
- * the encoding (`image/*` means png); with one, Accept must allow that format or the answer is 406.
- * An Accept that names no image at all keeps today's JSON answer.
+ * the encoding (`image/*` means png), and application/pdf chooses pdf; with one, Accept must allow
+ * that format or the answer is 406. An Accept that names no image nor PDF at all keeps today's JSON answer.
  */
-export function rawImageFormat(ctx: Context, format: ImageFormat | undefined): ImageFormat | undefined {
-  const offered = (format ? [format] : IMAGE_FORMATS).map((f) => MIME_TYPES[f]);
+export function rawImageFormat(ctx: Context, format: CaptureFormat | undefined): CaptureFormat | undefined {
+  const offered = (format ? [format] : CAPTURE_FORMATS).map((f) => MIME_TYPES[f]);
   const choice = ctx.accepts(JSON_TYPE, ...offered);
   if (choice === JSON_TYPE) return undefined;
   if (typeof choice === 'string') return formatOfMimeType(choice);
-  if (!/\bimage\//i.test(ctx.get('Accept'))) return undefined;
+  if (!/\bimage\/|\bapplication\/pdf\b/i.test(ctx.get('Accept'))) return undefined;
   throw new NotAcceptable(`Not acceptable: this request can answer ${[JSON_TYPE, ...offered].join(' or ')}; the Accept header allows neither`);
 }
 
@@ -37,11 +37,11 @@ export interface ScreenshotAnswer {
   /** The JSON body, SPEC 2.2's fields and any extras (site_id, cached, truncated). */
   body: Record<string, unknown> & { cached?: boolean };
   image: Buffer;
-  format: ImageFormat;
+  format: CaptureFormat;
 }
 
 /** Writes the answer: JSON, or the raw image when `raw` is set. Cached answers say so in a header too. */
-export function sendScreenshot(ctx: Context, answer: ScreenshotAnswer, raw: ImageFormat | undefined): void {
+export function sendScreenshot(ctx: Context, answer: ScreenshotAnswer, raw: CaptureFormat | undefined): void {
   if (answer.body.cached !== undefined) ctx.set('Viewfinder-Cache', answer.body.cached ? 'hit' : 'miss');
   if (raw === undefined) {
     ctx.body = answer.body;

@@ -4,8 +4,16 @@ import { abortWhenClientGoes } from '../../../../lib/http/client-gone.ts';
 import { DEFAULT_PROFILE, PROFILE_NAMES, type ProfileName } from '../../../renderer/src/capture/profiles.ts';
 import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
 import { compileValidator, type MessageRule } from '../validation.ts';
-import { captureOptionsMessages, captureOptionsOf, captureOptionsProperties, captureOptionsRules, formatOf, type CaptureOptionsBody } from './capture-options.ts';
-import { MIME_TYPES, type ImageFormat } from '../../../renderer/src/capture/image-formats.ts';
+import {
+  captureOptionsMessages,
+  captureOptionsOf,
+  captureOptionsProblems,
+  captureOptionsProperties,
+  captureOptionsRules,
+  formatOf,
+  type CaptureOptionsBody,
+} from './capture-options.ts';
+import { MIME_TYPES, type CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
 import { rawImageFormat, sendScreenshot, type ScreenshotAnswer } from './screenshot-answer.ts';
 import type { Logger } from '../../../../lib/logger.ts';
 import { captureThroughCache, type CachePolicy } from '../result-cache/cached-capture.ts';
@@ -53,14 +61,23 @@ export const screenshotMessages: MessageRule[] = [
   ...captureOptionsMessages,
 ];
 
-export const validateScreenshotBody = compileValidator<ScreenshotBody>(screenshotBodySchema, screenshotMessages);
+export const validateScreenshotBody = compileValidator<ScreenshotBody>(screenshotBodySchema, screenshotMessages, captureOptionsProblems);
+
+/**
+ * The body with the format that Accept chose when the body named none, validated again when that
+ * is pdf: the rules of format pdf (no fullPage, no selector) hold however pdf was asked for.
+ */
+export function withAcceptedFormat<T extends ScreenshotBody>(body: T, rawFormat: CaptureFormat | undefined, validate: (body: unknown) => T): T {
+  if (body.format !== undefined || rawFormat === undefined || rawFormat === 'png') return body;
+  const chosen = { ...body, format: rawFormat };
+  return rawFormat === 'pdf' ? validate(chosen) : chosen;
+}
 
 /**
  * Applies the spec's defaults (standard quality, removeAds true, fullPage false) and copies the
- * options that were given. `rawFormat` is the image type the Accept header chose; it sets the
- * encoding when the body did not.
+ * options that were given, `format` as withAcceptedFormat left it.
  */
-export function toCaptureRequest(body: ScreenshotBody, rawFormat?: ImageFormat): CaptureRequest {
+export function toCaptureRequest(body: ScreenshotBody): CaptureRequest {
   return {
     url: body.url,
     quality: body.quality ?? DEFAULT_PROFILE,
@@ -68,7 +85,6 @@ export function toCaptureRequest(body: ScreenshotBody, rawFormat?: ImageFormat):
     fullPage: body.fullPage ?? false,
     removeAds: body.removeAds ?? true,
     ...captureOptionsOf(body),
-    ...(body.format === undefined && rawFormat !== undefined && rawFormat !== 'png' ? { format: rawFormat } : {}),
   };
 }
 
@@ -129,10 +145,11 @@ export async function captureScreenshot(
 export function screenshotHandler(renderer: Renderer, resultCache: ResultCache | undefined, logger: Logger): Middleware {
   return async (ctx) => {
     const started = performance.now();
-    const body = validateScreenshotBody(ctx.request.body);
-    const raw = rawImageFormat(ctx, body.format);
+    const given = validateScreenshotBody(ctx.request.body);
+    const raw = rawImageFormat(ctx, given.format);
+    const body = withAcceptedFormat(given, raw, validateScreenshotBody);
     const policy: CachePolicy = { cache: resultCache, ttlSeconds: body.cacheTtl ?? 0, scope: { mode: 'self-hosted' }, logger };
-    const answer = await captureScreenshot(ctx, renderer, toCaptureRequest(body, raw), started, policy);
+    const answer = await captureScreenshot(ctx, renderer, toCaptureRequest(body), started, policy);
     sendScreenshot(ctx, answer, raw);
   };
 }

@@ -6,7 +6,8 @@ import type { SettleHints } from './settle-hints.ts';
 import { NetworkMonitor } from './network-monitor.ts';
 import { emulateProfile } from './prepare-page.ts';
 import { PROFILES, type Profile } from './profiles.ts';
-import { DEFAULT_IMAGE_FORMAT, DEFAULT_IMAGE_QUALITY, readImageSize } from './image-formats.ts';
+import { DEFAULT_IMAGE_FORMAT, DEFAULT_IMAGE_QUALITY, readImageSize, type ImageFormat } from './image-formats.ts';
+import { printPdf, readPdfPageSize } from './pdf.ts';
 import { checkSelectors, elementClip, emulateMedia, hideElements, waitForVisible } from './page-options.ts';
 import { sleep } from './sleep.ts';
 import { smartWait, waitForLoadEvent, type SmartWaitSettings } from './smart-wait.ts';
@@ -68,7 +69,7 @@ export async function capturePage(
       return encodedResult(image, request, false, waitMs);
     }
     await waitUntilReady(page, request, limits, network, waitStarted, signal);
-    if (request.fullPage) {
+    if (wholeDocument(request)) {
       const maxCssHeight = Math.floor(limits.fullPageMaxHeight / profile.viewport.deviceScaleFactor);
       await revealLazyContent(page, network, limits.smartWait, performance.now() + limits.smartWait.maxMs, maxCssHeight);
       signal?.throwIfAborted();
@@ -79,6 +80,7 @@ export async function capturePage(
 
     if (request.removeAds) await cleaner?.beforeScreenshot(page);
     if (request.hideSelectors) await hideElements(page, request.hideSelectors);
+    if (request.format === 'pdf') return pdfResult(await printPdf(page, request.pdf), waitMs);
     const { image, truncated } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
     return encodedResult(image, request, truncated, waitMs);
   } finally {
@@ -86,15 +88,35 @@ export async function capturePage(
   }
 }
 
-function encodedResult(image: Buffer, request: CaptureRequest, truncated: boolean, waitMs: number): CaptureResult {
+/** A PDF's width and height are its first page's, in CSS pixels; it is never cut (fullPage and selector do not apply). */
+function pdfResult(pdf: Buffer, waitMs: number): CaptureResult {
+  return { image: pdf, format: 'pdf', ...readPdfPageSize(pdf), fileSize: pdf.byteLength, truncated: false, waitMs };
+}
+
+/** The image encoding of a request that takes a screenshot. */
+function imageFormatOf(request: CaptureRequest): ImageFormat {
   const format = request.format ?? DEFAULT_IMAGE_FORMAT;
+  if (format === 'pdf') throw new Error('a PDF is printed, not encoded as an image');
+  return format;
+}
+
+function encodedResult(image: Buffer, request: CaptureRequest, truncated: boolean, waitMs: number): CaptureResult {
+  const format = imageFormatOf(request);
   const { width, height } = readImageSize(image, format);
   return { image, format, width, height, fileSize: image.byteLength, truncated, waitMs };
 }
 
-/** A viewport capture on the smart wait: the kind whose picture can be taken while the last calm frames pass. */
+/** Full page, and a PDF, which always holds the whole page: lazy content is revealed and waited for down to the cap. */
+function wholeDocument(request: CaptureRequest): boolean {
+  return request.fullPage || request.format === 'pdf';
+}
+
+/**
+ * A viewport capture on the smart wait: the kind whose picture can be taken while the last calm
+ * frames pass. Not a PDF: printing lays the page out again, so it cannot overlap the cleaning.
+ */
 function takesEarlyPicture(request: CaptureRequest): boolean {
-  return request.wait === undefined && !request.fullPage && request.selector === undefined;
+  return request.wait === undefined && !request.fullPage && request.selector === undefined && request.format !== 'pdf';
 }
 
 /**
@@ -193,7 +215,7 @@ async function waitUntilReady(
     return started + limits.smartWait.maxMs;
   }
   const deadline = started + limits.settleHints.capFor(request.url, MIN_HINTED_WAIT_MS, limits.smartWait.maxMs);
-  await smartWait(page, network, { ...limits.smartWait, calmFrames }, deadline, request.fullPage);
+  await smartWait(page, network, { ...limits.smartWait, calmFrames }, deadline, wholeDocument(request));
   limits.settleHints.record(request.url, performance.now() - started);
   signal?.throwIfAborted();
   return deadline;
@@ -256,7 +278,7 @@ function describeFailure(netError: string | undefined, response: HTTPResponse | 
 
 /** The encoder settings of a request: PNG as always, or JPEG/WebP at the requested quality. */
 function encoding(request: CaptureRequest) {
-  const type = request.format ?? DEFAULT_IMAGE_FORMAT;
+  const type = imageFormatOf(request);
   return { type, optimizeForSpeed: true, ...(type === 'png' ? {} : { quality: request.imageQuality ?? DEFAULT_IMAGE_QUALITY }) } as const;
 }
 

@@ -10,11 +10,15 @@ export const LOSSY_FORMATS = ['jpeg', 'webp'] as const satisfies readonly ImageF
 /** What a lossy capture uses when the request gives no imageQuality: Chromium's own JPEG default. */
 export const DEFAULT_IMAGE_QUALITY = 80;
 
-export const MIME_TYPES: Readonly<Record<ImageFormat, string>> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
+/** What a capture can produce: one of the images, or a PDF printed from the page (pdf.ts). */
+export const CAPTURE_FORMATS = [...IMAGE_FORMATS, 'pdf'] as const;
+export type CaptureFormat = (typeof CAPTURE_FORMATS)[number];
 
-export function formatOfMimeType(mimeType: string | undefined): ImageFormat | undefined {
+export const MIME_TYPES: Readonly<Record<CaptureFormat, string>> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp', pdf: 'application/pdf' };
+
+export function formatOfMimeType(mimeType: string | undefined): CaptureFormat | undefined {
   const bare = mimeType?.split(';')[0]?.trim().toLowerCase();
-  return IMAGE_FORMATS.find((format) => MIME_TYPES[format] === bare);
+  return CAPTURE_FORMATS.find((format) => MIME_TYPES[format] === bare);
 }
 
 export type ImageSize = PngSize;

@@ -6,6 +6,7 @@ import { seriousAxeViolations } from '../../../support/axe.ts';
 import { decodeAnyDataUri, near } from '../../../support/decode-image.ts';
 import { page as fixturePage, startFixtureServer, type FixtureServer } from '../../../support/fixture-server.ts';
 import { decodeDataUri, startRenderer, testConfig } from '../../../support/harness.ts';
+import { pdfInfo, pdfOfDataUri } from '../../../support/pdf.ts';
 import { EMAIL, PASSWORD, startDashboard, type DashboardHarness } from './support.ts';
 
 /**
@@ -322,6 +323,31 @@ describe('dashboard in a real browser (hosted, Chromium, axe-core)', function ()
       expect(await fieldError('selector')).to.equal('No element matches selector "#nope"');
       expect(await page.$$('img.screenshot')).to.have.length(0);
       await audit();
+    });
+
+    it('prints a PDF on the paper chosen, offered as a download that pdfinfo reads', async () => {
+      await openTry();
+      // Paper and landscape apply to PDF only: the script disables them for the image formats.
+      expect(await page.$eval('#field-paper', (el) => (el as HTMLSelectElement).disabled)).to.equal(true);
+      await page.select('#field-format', 'pdf');
+      expect(await page.$eval('#field-paper', (el) => (el as HTMLSelectElement).disabled)).to.equal(false);
+      expect(await page.$eval('#field-imageQuality', (el) => (el as HTMLInputElement).disabled)).to.equal(true);
+      await page.select('#field-paper', 'Letter');
+      await tick('landscape', true);
+      await fill('url', optionsPage());
+      await submit('Capture');
+      await page.waitForSelector('#result-pdf');
+      await audit();
+      expect(await page.$$('img.screenshot')).to.have.length(0);
+      const link = await page.$eval('#result-pdf', (a) => ({ href: (a as HTMLAnchorElement).href, download: (a as HTMLAnchorElement).download, text: a.textContent }));
+      expect(link.download).to.equal('viewfinder-capture.pdf');
+      expect(link.text).to.include('Download the PDF of');
+      const info = await pdfInfo(pdfOfDataUri(link.href));
+      expect([info.pages, info.widthPt, info.heightPt]).to.deep.equal([1, 792, 612]);
+      expect(await text('#result-facts')).to.include('First page 1056×816 CSS px, application/pdf');
+      // The form keeps the PDF options for the next try.
+      expect(await page.$eval('#field-paper', (el) => (el as HTMLSelectElement).value)).to.equal('Letter');
+      expect(await page.$eval('#field-landscape', (el) => (el as HTMLInputElement).checked)).to.equal(true);
     });
 
     it('without the script, refuses an image quality for PNG next to the field, as the API does', async () => {

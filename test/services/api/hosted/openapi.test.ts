@@ -62,9 +62,21 @@ describe('GET /api/openapi.json (hosted)', () => {
 
   it('documents the raw image answers by Accept, their headers, and 406', () => {
     const ok = operation('post', '/api/screenshot').responses[200] as unknown as { content: Record<string, object>; headers: Record<string, object> };
-    expect(Object.keys(ok.content)).to.have.members(['application/json', 'image/png', 'image/jpeg', 'image/webp']);
+    expect(Object.keys(ok.content)).to.have.members(['application/json', 'image/png', 'image/jpeg', 'image/webp', 'application/pdf']);
     expect(ok.headers).to.include.keys('Viewfinder-Cache', 'Viewfinder-Width', 'Viewfinder-Height', 'Viewfinder-Processing-Time-Ms');
     expect(operation('post', '/api/screenshot').responses).to.have.property('406');
+  });
+
+  it('documents format pdf and its options in the request body', () => {
+    type Schema = { enum?: string[]; properties?: Record<string, Schema>; additionalProperties?: boolean };
+    const body = operation('post', '/api/screenshot').requestBody as unknown as { content: { 'application/json': { schema: Schema } } };
+    const properties = body.content['application/json'].schema.properties ?? {};
+    const pdf = properties.pdf?.properties ?? {};
+    expect(properties.format?.enum).to.include('pdf');
+    expect(pdf.paper?.enum).to.deep.equal(['A4', 'Letter', 'Legal']);
+    expect(pdf.emulateMedia?.enum).to.have.members(['print', 'screen']);
+    expect(Object.keys(pdf.margin?.properties ?? {})).to.have.members(['top', 'right', 'bottom', 'left']);
+    expect(properties.pdf?.additionalProperties).to.equal(false);
   });
 
   it('describes the answers the API actually gives', async () => {

@@ -36,6 +36,34 @@ describe('result cache key: the normalized request and its scope', () => {
     expect(cacheKey({ ...base, format: 'jpeg', imageQuality: 50 }, selfHosted)).to.not.equal(cacheKey({ ...base, format: 'jpeg', imageQuality: 51 }, selfHosted));
   });
 
+  it("an image's key is what it was before PDFs existed (entries stored then still answer)", () => {
+    // Computed with the code of the commit before format pdf.
+    expect(cacheKey(base, selfHosted)).to.equal('aca9cfa2f272078b2c4ce2f5b9d878b76aeef9d8083ac683688e2a6c7381ffd1');
+    expect(cacheKey({ ...base, format: 'webp', imageQuality: 70, hideSelectors: ['.a'] }, { mode: 'hosted', siteId: 's1' })).to.equal(
+      'e9e7cb63c334fc219f4039db257a16c4f9f7db0e3262e0637ab91461e9d77b68',
+    );
+  });
+
+  it('a PDF: defaults spelled out or implicit are one key, every option that changes the document another', () => {
+    const pdf: CaptureRequest = { ...base, format: 'pdf' };
+    const key = cacheKey(pdf, selfHosted);
+    expect(cacheKey({ ...pdf, pdf: {} }, selfHosted)).to.equal(key);
+    expect(cacheKey({ ...pdf, pdf: { paper: 'A4', landscape: false, printBackground: true, emulateMedia: 'print', margin: { top: '0mm' } } }, selfHosted)).to.equal(key);
+    expect(cacheKey({ ...pdf, pdf: { width: '210mm', height: '297mm' } }, selfHosted)).to.equal(key);
+    expect(cacheKey({ ...pdf, pdf: { pageRanges: '1-2,4' } }, selfHosted)).to.equal(cacheKey({ ...pdf, pdf: { pageRanges: ' 1 - 2 , 4 ' } }, selfHosted));
+    const variants: CaptureRequest['pdf'][] = [
+      { paper: 'Letter' },
+      { landscape: true },
+      { width: '100mm', height: '100mm' },
+      { margin: { left: '1mm' } },
+      { printBackground: false },
+      { pageRanges: '1' },
+      { emulateMedia: 'screen' },
+    ];
+    const keys = new Set([key, cacheKey(base, selfHosted), ...variants.map((options) => cacheKey({ ...pdf, pdf: options }, selfHosted))]);
+    expect(keys.size).to.equal(variants.length + 2);
+  });
+
   it('differs between sites, and between a site and the self-hosted mode', () => {
     const keys = new Set([cacheKey(base, selfHosted), cacheKey(base, { mode: 'hosted', siteId: 'site_a' }), cacheKey(base, { mode: 'hosted', siteId: 'site_b' })]);
     expect(keys.size).to.equal(3);

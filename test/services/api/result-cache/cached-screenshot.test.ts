@@ -10,6 +10,7 @@ import type { ResultCache } from '../../../../services/api/src/result-cache/resu
 import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { startFixtureServer, type FixtureServer } from '../../../support/fixture-server.ts';
 import { decodeDataUri, sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
+import { pdfInfo, pdfOfDataUri } from '../../../support/pdf.ts';
 import { startHosted, type HostedHarness } from '../hosted/support.ts';
 
 /** The real pool, counting the captures that reach it: a hit must not be one of them. */
@@ -85,6 +86,24 @@ describe('result cache through the API (real Chromium, files under DATA_DIR)', (
       expect(response.type).to.equal('image/webp');
       expect(response.headers['viewfinder-cache']).to.equal('hit');
       expect(renderer.renders).to.equal(renders);
+    });
+
+    it('a PDF is cached too: A4 by name or by size is one entry, landscape another; raw and JSON answers share it', async () => {
+      const url = fixtures.url('/simple?case=pdf');
+      const first = await post({ url, cacheTtl: 60, format: 'pdf' });
+      expect(first.status).to.equal(200);
+      expect(first.body.cached).to.equal(false);
+      const renders = renderer.renders;
+      const again = await post({ url, cacheTtl: 60, format: 'pdf', pdf: { width: '210mm', height: '297mm', printBackground: true } });
+      expect(again.body).to.include({ cached: true, image: first.body.image, width: first.body.width, height: first.body.height, fileSize: first.body.fileSize });
+      expect((await pdfInfo(pdfOfDataUri(again.body.image))).pages).to.equal(1);
+      const raw = await post({ url, cacheTtl: 60, format: 'pdf' }, 'application/pdf');
+      expect(raw.type).to.equal('application/pdf');
+      expect(raw.headers['viewfinder-cache']).to.equal('hit');
+      expect(renderer.renders).to.equal(renders);
+      const landscape = await post({ url, cacheTtl: 60, format: 'pdf', pdf: { landscape: true } });
+      expect(landscape.body.cached).to.equal(false);
+      expect(renderer.renders).to.equal(renders + 1);
     });
 
     it('renders again for any other option, and with cacheTtl 0 neither reads, stores nor mentions the cache', async () => {

@@ -1,5 +1,6 @@
 import type { SiteView } from '../../../../../lib/management.ts';
-import { DEFAULT_IMAGE_FORMAT, DEFAULT_IMAGE_QUALITY, IMAGE_FORMATS, LOSSY_FORMATS, MIME_TYPES, type ImageFormat } from '../../../../renderer/src/capture/image-formats.ts';
+import { CAPTURE_FORMATS, DEFAULT_IMAGE_FORMAT, DEFAULT_IMAGE_QUALITY, LOSSY_FORMATS, MIME_TYPES, type CaptureFormat } from '../../../../renderer/src/capture/image-formats.ts';
+import { DEFAULT_PAPER, PAPER_NAMES, PAPER_SIZES } from '../../../../renderer/src/capture/pdf.ts';
 import { PROFILE_NAMES } from '../../../../renderer/src/capture/profiles.ts';
 import { MAX_HIDE_SELECTORS } from '../../../../renderer/src/protocol.ts';
 import { MAX_CACHE_TTL_SECONDS } from '../../routes/capture-options.ts';
@@ -37,6 +38,8 @@ const TRY_FIELDS = {
   removeAds: /^removeAds\b/,
   format: /^format\b/,
   imageQuality: /^imageQuality\b/,
+  paper: /^pdf\.paper\b|^pdf options\b/,
+  landscape: /^pdf\.landscape\b/,
   cacheTtl: /^cacheTtl\b/,
 };
 
@@ -49,6 +52,9 @@ interface TryValues {
   removeAds: boolean;
   format: string;
   imageQuality: string;
+  /** PDF only, as are landscape's: sent only with format pdf. */
+  paper: string;
+  landscape: boolean;
   selector: string;
   waitForSelector: string;
   /** One CSS selector per line, as typed. */
@@ -58,22 +64,6 @@ interface TryValues {
   cacheTtl: string;
 }
 
-export const TRY_FORM_FIELDS: readonly (keyof TryValues)[] = [
-  'siteId',
-  'url',
-  'quality',
-  'wait',
-  'fullPage',
-  'removeAds',
-  'format',
-  'imageQuality',
-  'selector',
-  'waitForSelector',
-  'hideSelectors',
-  'darkMode',
-  'reducedMotion',
-  'cacheTtl',
-];
 
 const DEFAULTS: TryValues = {
   siteId: '',
@@ -84,6 +74,8 @@ const DEFAULTS: TryValues = {
   removeAds: true,
   format: DEFAULT_IMAGE_FORMAT,
   imageQuality: '',
+  paper: DEFAULT_PAPER,
+  landscape: false,
   selector: '',
   waitForSelector: '',
   hideSelectors: '',
@@ -91,6 +83,9 @@ const DEFAULTS: TryValues = {
   reducedMotion: false,
   cacheTtl: '0',
 };
+
+/** The fields the form has: any other is refused (forms.ts). */
+export const TRY_FORM_FIELDS = Object.keys(DEFAULTS);
 
 /** What the result section shows: the answer, and the image type it was encoded in. */
 interface TryResult {
@@ -123,8 +118,10 @@ function tryPage(page: PageContext, sites: SiteView[], values: TryValues, errors
         ${checkboxField({ label: 'Remove ads and cookie banners', name: 'removeAds', checked: values.removeAds, errors })}
         <fieldset>
           <legend>Image</legend>
-          ${selectField({ label: 'Format', name: 'format', value: values.format, errors, choices: IMAGE_FORMATS.map((format) => ({ value: format, label: FORMAT_LABELS[format] })), hint: 'PNG is lossless; JPEG and WebP are smaller.' })}
+          ${selectField({ label: 'Format', name: 'format', value: values.format, errors, choices: CAPTURE_FORMATS.map((format) => ({ value: format, label: FORMAT_LABELS[format] })), hint: 'PNG is lossless; JPEG and WebP are smaller; PDF prints the page on paper, backgrounds included.' })}
           ${textField({ label: 'Image quality', name: 'imageQuality', type: 'number', value: values.imageQuality, hint: `Optional, JPEG and WebP only: 1 to 100 (${DEFAULT_IMAGE_QUALITY} when empty).`, errors, dependsOn: { name: 'format', values: LOSSY_FORMATS } })}
+          ${selectField({ label: 'Paper', name: 'paper', value: values.paper, errors, choices: PAPER_NAMES.map((name) => ({ value: name, label: `${name} (${PAPER_SIZES[name].width} × ${PAPER_SIZES[name].height})` })), hint: 'PDF only.', dependsOn: PDF_ONLY })}
+          ${checkboxField({ label: 'Landscape', name: 'landscape', checked: values.landscape, hint: 'PDF only: the paper turned sideways.', errors, dependsOn: PDF_ONLY })}
           ${textField({ label: 'Element selector', name: 'selector', value: values.selector, hint: 'Optional: capture only the first element matching this CSS selector, e.g. #hero. Not with Full page.', errors })}
         </fieldset>
         <fieldset>
@@ -141,18 +138,32 @@ function tryPage(page: PageContext, sites: SiteView[], values: TryValues, errors
         <button type="submit" class="primary">Capture</button>
       </form>
     </section>
-    ${result &&
-    html`<section aria-labelledby="result">
-      <h2 id="result">Screenshot</h2>
-      <p id="result-facts">${result.body.width}×${result.body.height} px, ${result.mimeType}, ${formatBytes(result.body.fileSize)}, in ${result.body.processingTimeMs} ms${result.body.truncated ? ' (cut at the maximum height)' : ''}.</p>
-      <p id="result-cache">${cacheNote(result.body, values.cacheTtl)}</p>
-      <img class="screenshot" src="${result.body.image}" alt="Screenshot of ${result.body.url}" width="${result.body.width}" height="${result.body.height}">
-    </section>`}`,
+    ${result && (result.mimeType === MIME_TYPES.pdf ? pdfResult(result, values) : imageResult(result, values))}`,
     status,
   );
 }
 
-const FORMAT_LABELS: Record<ImageFormat, string> = { png: 'PNG', jpeg: 'JPEG', webp: 'WebP' };
+function imageResult(result: TryResult, values: TryValues) {
+  return html`<section aria-labelledby="result">
+      <h2 id="result">Screenshot</h2>
+      <p id="result-facts">${result.body.width}×${result.body.height} px, ${result.mimeType}, ${formatBytes(result.body.fileSize)}, in ${result.body.processingTimeMs} ms${result.body.truncated ? ' (cut at the maximum height)' : ''}.</p>
+      <p id="result-cache">${cacheNote(result.body, values.cacheTtl)}</p>
+      <img class="screenshot" src="${result.body.image}" alt="Screenshot of ${result.body.url}" width="${result.body.width}" height="${result.body.height}">
+    </section>`;
+}
+
+/** A PDF is offered as a download: the page's CSP shows no embedded documents, and browsers differ in how they would. */
+function pdfResult(result: TryResult, values: TryValues) {
+  return html`<section aria-labelledby="result">
+      <h2 id="result">PDF</h2>
+      <p id="result-facts">First page ${result.body.width}×${result.body.height} CSS px, ${result.mimeType}, ${formatBytes(result.body.fileSize)}, in ${result.body.processingTimeMs} ms.</p>
+      <p id="result-cache">${cacheNote(result.body, values.cacheTtl)}</p>
+      <p><a id="result-pdf" href="${result.body.image}" download="viewfinder-capture.pdf">Download the PDF of ${result.body.url}</a></p>
+    </section>`;
+}
+
+const FORMAT_LABELS: Record<CaptureFormat, string> = { png: 'PNG', jpeg: 'JPEG', webp: 'WebP', pdf: 'PDF' };
+const PDF_ONLY = { name: 'format', values: ['pdf'] } as const;
 
 /** A number field's value for the API: absent when empty, so that the API's default applies. */
 function numberIn(value: string): number | undefined {
@@ -177,6 +188,8 @@ function screenshotBodyOf(values: TryValues): Record<string, unknown> {
     fullPage: values.fullPage,
     removeAds: values.removeAds,
     format: values.format,
+    // Sent only for a PDF: without the script the paper select is sent with every format.
+    pdf: values.format === 'pdf' ? { paper: values.paper, ...(values.landscape ? { landscape: true } : {}) } : undefined,
     imageQuality: numberIn(values.imageQuality),
     selector: textIn(values.selector),
     waitForSelector: textIn(values.waitForSelector),
@@ -209,6 +222,8 @@ export function captureTry(deps: DashboardDeps) {
       removeAds: checked('removeAds'),
       format: field(ctx, 'format') || DEFAULT_IMAGE_FORMAT,
       imageQuality: text('imageQuality'),
+      paper: field(ctx, 'paper') || DEFAULT_PAPER,
+      landscape: checked('landscape'),
       selector: text('selector'),
       waitForSelector: text('waitForSelector'),
       hideSelectors: field(ctx, 'hideSelectors'),

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { domainRefusal, hostMatches, hostOfUrl, isDomainRefusal } from '../../../../../lib/domains.ts';
 import { BadRequest, Forbidden, NotFound, Unauthorized } from '../../../../../lib/errors.ts';
 import type { ApiKey, Site, Store } from '../../../../../lib/store/store.ts';
-import type { ImageFormat } from '../../../../renderer/src/capture/image-formats.ts';
+import type { CaptureFormat } from '../../../../renderer/src/capture/image-formats.ts';
 import type { Principal } from '../../auth/hosted-key.ts';
 import { recordAuthFailure } from '../../metrics.ts';
 import { captureScreenshot, toCaptureRequest, type ScreenshotBody } from '../screenshot.ts';
@@ -60,7 +60,7 @@ export interface HostedCapture {
    * Run once the key may capture (site, domain, rate limit): the options to capture with, and the
    * format to answer as raw bytes, if any (POST /api/screenshot reads it from Accept).
    */
-  chooseFormat(): { body: ScreenshotBody; raw: ImageFormat | undefined };
+  chooseFormat(): { body: ScreenshotBody; raw: CaptureFormat | undefined };
   /** performance.now() when the request arrived. */
   started: number;
 }
@@ -79,7 +79,7 @@ export async function captureForKey(deps: HostedDeps, ctx: Context, { key, accou
     const scope = key.restrictDomains ? { allowedDomains: site.allowedDomains } : {};
     // Sites never share entries: the site is part of the key.
     const policy = { cache: resultCache, ttlSeconds: body.cacheTtl ?? 0, scope: { mode: 'hosted', siteId: site.id } as const, logger };
-    answer = await captureScreenshot(ctx, renderer, { ...toCaptureRequest(body, raw), ...scope }, request.started, policy);
+    answer = await captureScreenshot(ctx, renderer, { ...toCaptureRequest(body), ...scope }, request.started, policy);
   } catch (err) {
     // The page went outside the domains: the same refusal as for the URL, found later.
     if (isDomainRefusal(err)) recordAuthFailure('domain_forbidden');

@@ -1,9 +1,10 @@
 import type { ErrorObject } from 'ajv';
 import { principalOf } from '../../auth/hosted-key.ts';
 import { compileValidator } from '../../validation.ts';
-import { IMAGE_FORMATS, MIME_TYPES } from '../../../../renderer/src/capture/image-formats.ts';
+import { CAPTURE_FORMATS, MIME_TYPES } from '../../../../renderer/src/capture/image-formats.ts';
 import { rawImageFormat, sendScreenshot } from '../screenshot-answer.ts';
-import { screenshotBodySchema, screenshotMessages, type ScreenshotBody } from '../screenshot.ts';
+import { captureOptionsProblems } from '../capture-options.ts';
+import { screenshotBodySchema, screenshotMessages, withAcceptedFormat, type ScreenshotBody } from '../screenshot.ts';
 import { captureForKey } from './hosted-capture.ts';
 import type { ApiRoute } from './route.ts';
 
@@ -20,22 +21,23 @@ export const hostedScreenshotBodySchema = {
   },
 } as const;
 
-export const validateBody = compileValidator<HostedScreenshotBody>(hostedScreenshotBodySchema, [
-  ...screenshotMessages,
-  (e: ErrorObject) => (e.instancePath === '/site_id' ? 'site_id must be a non-empty string of at most 64 characters' : undefined),
-]);
+export const validateBody = compileValidator<HostedScreenshotBody>(
+  hostedScreenshotBodySchema,
+  [...screenshotMessages, (e: ErrorObject) => (e.instancePath === '/site_id' ? 'site_id must be a non-empty string of at most 64 characters' : undefined)],
+  captureOptionsProblems,
+);
 
 const screenshotResultSchema = {
   type: 'object',
   required: ['success', 'image', 'url', 'quality', 'width', 'height', 'fileSize', 'processingTimeMs', 'site_id'],
   properties: {
     success: { const: true },
-    image: { type: 'string', description: 'data:image/png;base64,... (image/jpeg or image/webp with that format)' },
+    image: { type: 'string', description: 'data:image/png;base64,... (image/jpeg, image/webp or application/pdf with that format)' },
     url: { type: 'string' },
     quality: screenshotBodySchema.properties.quality,
-    width: { type: 'integer' },
-    height: { type: 'integer' },
-    fileSize: { type: 'integer', description: 'Bytes of the encoded image' },
+    width: { type: 'integer', description: 'Image width in pixels; with format pdf, the first page\'s width in CSS pixels (1 in = 96 px)' },
+    height: { type: 'integer', description: 'Image height in pixels; with format pdf, the first page\'s height in CSS pixels' },
+    fileSize: { type: 'integer', description: 'Bytes of the encoded image or PDF' },
     processingTimeMs: { type: 'integer' },
     waitMs: { type: 'integer' },
     truncated: { type: 'boolean', description: 'Only with fullPage: true or a selector; the page or element was taller than the cap.' },
@@ -50,7 +52,7 @@ export const hostedScreenshotRoute: ApiRoute = {
   operationId: 'captureScreenshot',
   summary: 'Capture a screenshot',
   description:
-    'Renders the URL in Chromium and returns the PNG as a data URI. Checks, in order: the key (401), the site (400 without site_id on a full-access key, ' +
+    'Renders the URL in Chromium and returns the PNG (or the format asked for: JPEG, WebP, or a PDF printed from the page) as a data URI. Checks, in order: the key (401), the site (400 without site_id on a full-access key, ' +
     '404 for a site that is not the account\'s, 403 for a site key given another site), the domain (403), the rate limit (429), then captures.',
   tag: 'Screenshots',
   access: 'any-key',
@@ -58,14 +60,14 @@ export const hostedScreenshotRoute: ApiRoute = {
   responses: {
     200: {
       description:
-        'The screenshot: JSON by default; the image bytes themselves when Accept asks for image/png, image/jpeg, image/webp or image/*, ' +
+        'The screenshot: JSON by default; the image or PDF bytes themselves when Accept asks for image/png, image/jpeg, image/webp, image/* or application/pdf, ' +
         'with the other fields as Viewfinder-* headers (Viewfinder-Width, Viewfinder-Height, Viewfinder-File-Size, Viewfinder-Processing-Time-Ms, ...).',
       schema: screenshotResultSchema,
-      alternatives: Object.fromEntries(IMAGE_FORMATS.map((format) => [MIME_TYPES[format], { type: 'string', contentMediaType: MIME_TYPES[format] }])),
+      alternatives: Object.fromEntries(CAPTURE_FORMATS.map((format) => [MIME_TYPES[format], { type: 'string', contentMediaType: MIME_TYPES[format] }])),
       headers: {
         'Viewfinder-Cache': { description: 'hit or miss; only when the request gave a cacheTtl above 0', schema: { type: 'string', enum: ['hit', 'miss'] } },
-        'Viewfinder-Width': { description: 'Raw answers only: the image width in pixels', schema: { type: 'integer' } },
-        'Viewfinder-Height': { description: 'Raw answers only: the image height in pixels', schema: { type: 'integer' } },
+        'Viewfinder-Width': { description: 'Raw answers only: the image width in pixels (a PDF: its first page, in CSS pixels)', schema: { type: 'integer' } },
+        'Viewfinder-Height': { description: 'Raw answers only: the image height in pixels (a PDF: its first page, in CSS pixels)', schema: { type: 'integer' } },
         'Viewfinder-Processing-Time-Ms': { description: 'Raw answers only: processing time in milliseconds', schema: { type: 'integer' } },
       },
     },
@@ -73,7 +75,7 @@ export const hostedScreenshotRoute: ApiRoute = {
   errors: {
     403: 'The URL\'s host, or that of a page it redirects or navigates to, is not among the site\'s allowed domains; or the site key belongs to another site',
     404: 'The site does not exist or belongs to another account',
-    406: 'Accept allows neither JSON nor the image type of the requested format',
+    406: 'Accept allows neither JSON nor the media type of the requested format',
     408: 'The page took too long to load, or no element matching waitForSelector became visible in time',
     429: 'Rate limit exceeded; see Retry-After',
     500: 'Screenshot generation failed',
@@ -83,7 +85,10 @@ export const hostedScreenshotRoute: ApiRoute = {
       const started = performance.now();
       const { site_id: siteId, ...given } = validateBody(ctx.request.body);
       // After the site, domain and rate-limit checks, as before: the Accept header's format.
-      const chooseFormat = () => ({ raw: rawImageFormat(ctx, given.format), body: given });
+      const chooseFormat = () => {
+        const raw = rawImageFormat(ctx, given.format);
+        return { raw, body: withAcceptedFormat(given, raw, validateBody) };
+      };
       const { answer, raw, recordCapture } = await captureForKey(deps, ctx, principalOf(ctx), { given, siteId, chooseFormat, started });
       await recordCapture(answer.body.fileSize);
       sendScreenshot(ctx, answer, raw);
