@@ -8,7 +8,9 @@ import { renderLinkSignature, signRenderLink } from '../../../../lib/render-link
 import { openDiskCache } from '../../../../services/api/src/result-cache/disk-cache.ts';
 import type { ResultCache } from '../../../../services/api/src/result-cache/result-cache.ts';
 import { startFixtureServer, type FixturePages } from '../../../support/fixture-server.ts';
+import { near } from '../../../support/decode-image.ts';
 import { decodedImage } from '../../../support/harness.ts';
+import { pdfInfo, renderPdfPage } from '../../../support/pdf.ts';
 import { startHosted, type HostedHarness } from './support.ts';
 
 const GREEN: [number, number, number] = [0, 255, 0];
@@ -111,6 +113,40 @@ describe('GET /api/render: signed render links (hosted, embedded store, real Chr
     expect(response.headers['content-type']).to.equal('image/jpeg');
     expect(response.headers['viewfinder-width']).to.equal('750');
     expect((response.body as Buffer).subarray(0, 3).toString('hex')).to.equal('ffd8ff');
+  });
+
+  it('answers format=pdf with application/pdf, its options named with dots, read by poppler', async () => {
+    const link = sign([
+      ['url', fixtures.url('/geometry')],
+      ['format', 'pdf'],
+      ['pdf.paper', 'Letter'],
+      ['pdf.landscape', 'true'],
+      ['pdf.margin.top', '1cm'],
+      ['cacheTtl', '60'],
+    ]);
+    const response = await get(link);
+    expect(response.status, response.text).to.equal(200);
+    expect(response.headers['content-type']).to.equal('application/pdf');
+    const bytes = response.body as Buffer;
+    expect(Number(response.headers['content-length'])).to.equal(bytes.length);
+    expect(response.headers.etag).to.match(/^"[\w-]{43}"$/);
+    const info = await pdfInfo(bytes);
+    expect(info.pages).to.be.at.least(1);
+    // Letter, landscape: 11 in by 8.5 in.
+    expect(Math.round(info.widthPt)).to.equal(792);
+    expect(Math.round(info.heightPt)).to.equal(612);
+    const page = await renderPdfPage(bytes);
+    expect(near(page.rgb(Math.floor(page.png.width / 2), Math.floor(page.png.height / 2)), GREEN)).to.equal(true);
+
+    const bad = await hosted.api().get(sign([['url', fixtures.url('/geometry')], ['format', 'pdf'], ['pdf.paper', 'A0']]));
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error).to.match(/pdf.paper must be one of/);
+    const unknown = await hosted.api().get(sign([['url', fixtures.url('/geometry')], ['format', 'pdf'], ['pdf.colour', 'red']]));
+    expect(unknown.status).to.equal(400);
+    expect(unknown.body.error).to.equal('Unknown field: "pdf.colour"');
+    const proto = await hosted.api().get(sign([['url', fixtures.url('/geometry')], ['__proto__.polluted', 'yes']]));
+    expect(proto.status).to.equal(400);
+    expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
   });
 
   describe('refusals, in the usual JSON shape', () => {

@@ -1,5 +1,5 @@
 import type { IssuedKeyView, KeyView, SiteView } from '../../../../../lib/management.ts';
-import { IMAGE_FORMATS } from '../../../../renderer/src/capture/image-formats.ts';
+import { CAPTURE_FORMATS } from '../../../../renderer/src/capture/image-formats.ts';
 import { validate as validateNewKey } from '../../routes/api/keys.create.ts';
 import { optionsFromQuery } from '../../routes/api/render.get.ts';
 import { validateBody as validateCapture } from '../../routes/api/screenshot.post.ts';
@@ -126,7 +126,7 @@ function linkBuilder(page: PageContext, keys: KeyView[], state: ListPageState['l
         ${csrfField(page.csrfToken)}
         ${selectField({ label: 'Key', name: 'keyId', value: values.keyId, errors, choices: siteKeys.map((key) => ({ value: key.id, label: `${key.name} (${key.id})` })) })}
         ${textField({ label: 'URL to capture', name: 'url', type: 'url', value: values.url, required: true, hint: 'An http or https address, e.g. https://example.com', errors })}
-        ${selectField({ label: 'Format', name: 'format', value: values.format, errors, choices: IMAGE_FORMATS.map((format) => ({ value: format, label: format.toUpperCase() })) })}
+        ${selectField({ label: 'Format', name: 'format', value: values.format, errors, choices: CAPTURE_FORMATS.map((format) => ({ value: format, label: format.toUpperCase() })), hint: 'PDF links suit <a href>; an <img> shows the images only.' })}
         ${checkboxField({ label: 'Full page', name: 'fullPage', checked: values.fullPage, errors })}
         ${textField({ label: 'Cache time (seconds)', name: 'cacheTtl', type: 'number', value: values.cacheTtl, hint: 'How long the same link is answered from the cache, and how long browsers and CDNs may keep it. 0 renders every time.', errors })}
         ${selectField({ label: 'Expires', name: 'expiresIn', value: values.expiresIn, errors, choices: EXPIRIES, hint: 'After this, the link answers 403.' })}

@@ -64,22 +64,6 @@ interface TryValues {
   cacheTtl: string;
 }
 
-export const TRY_FORM_FIELDS: readonly (keyof TryValues)[] = [
-  'siteId',
-  'url',
-  'quality',
-  'wait',
-  'fullPage',
-  'removeAds',
-  'format',
-  'imageQuality',
-  'selector',
-  'waitForSelector',
-  'hideSelectors',
-  'darkMode',
-  'reducedMotion',
-  'cacheTtl',
-];
 
 const DEFAULTS: TryValues = {
   siteId: '',
@@ -99,6 +83,9 @@ const DEFAULTS: TryValues = {
   reducedMotion: false,
   cacheTtl: '0',
 };
+
+/** The fields the form has: any other is refused (forms.ts). */
+export const TRY_FORM_FIELDS = Object.keys(DEFAULTS);
 
 /** What the result section shows: the answer, and the image type it was encoded in. */
 interface TryResult {

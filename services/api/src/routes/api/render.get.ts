@@ -4,7 +4,7 @@ import { looksLikeApiKey } from '../../../../../lib/api-keys.ts';
 import { BadRequest, Forbidden, Unauthorized } from '../../../../../lib/errors.ts';
 import { LINK_PARAMETERS, RENDER_PATH, signatureMatches, splitSignedQuery } from '../../../../../lib/render-links.ts';
 import type { Store } from '../../../../../lib/store/store.ts';
-import { DEFAULT_IMAGE_FORMAT, IMAGE_FORMATS, MIME_TYPES } from '../../../../renderer/src/capture/image-formats.ts';
+import { CAPTURE_FORMATS, DEFAULT_IMAGE_FORMAT, MIME_TYPES } from '../../../../renderer/src/capture/image-formats.ts';
 import { authenticate, touchKey, type Principal } from '../../auth/hosted-key.ts';
 import { recordAuthFailure } from '../../metrics.ts';
 import { sendScreenshot } from '../screenshot-answer.ts';
@@ -211,7 +211,7 @@ export const renderRoute: ApiRoute = {
   responses: {
     200: {
       description: 'The image bytes. Cache-Control is public with max-age from cacheTtl (never past expires), or no-cache without one.',
-      alternatives: Object.fromEntries(IMAGE_FORMATS.map((format) => [MIME_TYPES[format], { type: 'string', contentMediaType: MIME_TYPES[format] }])),
+      alternatives: Object.fromEntries(CAPTURE_FORMATS.map((format) => [MIME_TYPES[format], { type: 'string', contentMediaType: MIME_TYPES[format] }])),
       headers: {
         ETag: { description: 'A strong validator of the image bytes; send it back in If-None-Match', schema: { type: 'string' } },
         'Cache-Control': { description: 'public, max-age=<cacheTtl> (at most until expires); public, no-cache without a cacheTtl', schema: { type: 'string' } },

@@ -84,7 +84,7 @@ export const hostedScreenshotRoute: ApiRoute = {
     async (ctx) => {
       const started = performance.now();
       const { site_id: siteId, ...given } = validateBody(ctx.request.body);
-      // After the site, domain and rate-limit checks, as before: the Accept header's format (a PDF asked for by Accept is validated as one).
+      // After the site, domain and rate-limit checks, as before: the Accept header's format.
       const chooseFormat = () => {
         const raw = rawImageFormat(ctx, given.format);
         return { raw, body: withAcceptedFormat(given, raw, validateBody) };
