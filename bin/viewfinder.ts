@@ -13,7 +13,7 @@ import { registerUserCommands } from './users.ts';
 import { loadStoreConfig, openStore } from '../lib/store/open.ts';
 import type { Store } from '../lib/store/store.ts';
 
-const KEY_WARNING = 'Store this key now: it is shown only once and cannot be retrieved again.';
+const KEY_WARNING = 'Store this key and its signingSecret now: they are shown only once and cannot be retrieved again.';
 
 class CliError extends Error {}
 

@@ -21,6 +21,17 @@ export function generateApiKey(): GeneratedKey {
   return { secret, hash: hashApiKey(secret), prefix: displayPrefix(secret) };
 }
 
+/**
+ * A key's signing secret: `vfs_` and 32 random bytes in base64url. It signs render links
+ * (HMAC-SHA256) and webhooks, so the server keeps it as it is (HMAC is
+ * symmetric), in a field that no answer of the management API ever carries. Shown once, like the key.
+ */
+export const SIGNING_SECRET_PREFIX = 'vfs_';
+
+export function generateSigningSecret(): string {
+  return `${SIGNING_SECRET_PREFIX}${randomBytes(SECRET_BYTES).toString('base64url')}`;
+}
+
 /** Hex SHA-256: the key is already 256 random bits, so a slow hash would add nothing. */
 export function hashApiKey(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');

@@ -2,7 +2,7 @@ import { hashesEqual } from './api-keys.ts';
 import { normalizeAllowedDomains } from './domains.ts';
 import { Conflict, NotFound } from './errors.ts';
 import type { IssuedManagedKey, ManagedKey, ManagedSite, PutManagedKey, PutManagedKeyAnswer, PutManagedSite } from './operator-api.ts';
-import type { ApiKey, ManagedBy, ManagedByRef, Site, Store, UsageRow } from './store/store.ts';
+import type { ApiKey, IssuedKey, ManagedBy, ManagedByRef, Site, Store, UsageRow } from './store/store.ts';
 
 /**
  * The account-scoped operations on sites and keys, shared by the management API and the admin
@@ -31,9 +31,10 @@ export interface KeyView {
   lastUsedAt: string | null;
 }
 
-/** A key view with its plaintext: only the answers to create and regenerate carry one. */
+/** A key view with its plaintext and signing secret: only the answers to create and regenerate carry them. */
 export interface IssuedKeyView extends KeyView {
   key: string;
+  signingSecret: string;
 }
 
 export interface UsageView {
@@ -112,7 +113,7 @@ export function accountOperations(store: Store, accountId: string) {
     if (key.managedBy) throw managedConflict('API key', key.id, key.managedBy);
     return key;
   };
-  const issued = (key: ApiKey, secret: string): IssuedKeyView => ({ ...keyView(key), key: secret });
+  const issued = ({ key, secret, signingSecret }: IssuedKey): IssuedKeyView => ({ ...keyView(key), key: secret, signingSecret });
 
   return {
     ownSite,
@@ -146,14 +147,15 @@ export function accountOperations(store: Store, accountId: string) {
       return (await store.listKeys(accountId)).map(keyView);
     },
     async createKey(input: KeyInput) {
-      const { key, secret } = await store.createKey({
-        accountId,
-        name: input.name,
-        kind: input.siteId === undefined ? 'full' : 'site',
-        siteId: input.siteId ?? null,
-        restrictDomains: input.restrictDomains ?? false,
-      });
-      return issued(key, secret);
+      return issued(
+        await store.createKey({
+          accountId,
+          name: input.name,
+          kind: input.siteId === undefined ? 'full' : 'site',
+          siteId: input.siteId ?? null,
+          restrictDomains: input.restrictDomains ?? false,
+        }),
+      );
     },
     async getKey(keyId: string) {
       return keyView(await ownKey(keyId));
@@ -166,7 +168,7 @@ export function accountOperations(store: Store, accountId: string) {
       await unmanagedKey(keyId);
       const regenerated = await store.regenerateKey(keyId);
       if (!regenerated) throw new NotFound(`API key ${keyId} not found`);
-      return issued(regenerated.key, regenerated.secret);
+      return issued(regenerated);
     },
 
     async usage(): Promise<UsageView> {
@@ -233,7 +235,7 @@ export function managedOperations(store: Store) {
       return managedKey(await findKey(namespace, name));
     },
     async putKey(namespace: string, name: string, input: PutManagedKey): Promise<PutManagedKeyAnswer> {
-      const { key, secret } = await store.upsertManagedKey({
+      const { key, secret, signingSecret } = await store.upsertManagedKey({
         accountId: input.accountId,
         name: input.name,
         kind: input.siteId === null ? 'full' : 'site',
@@ -241,12 +243,12 @@ export function managedOperations(store: Store) {
         restrictDomains: input.restrictDomains,
         managedBy: { kind: 'ApiKey', namespace, name, uid: input.uid },
       });
-      return { ...managedKey(key), key: secret };
+      return { ...managedKey(key), key: secret, signingSecret };
     },
     async regenerateKey(namespace: string, name: string): Promise<IssuedManagedKey> {
       const regenerated = await store.regenerateKey((await findKey(namespace, name)).id);
       if (!regenerated) throw new NotFound(`No API key is managed by ApiKey ${namespace}/${name}`);
-      return { ...managedKey(regenerated.key), key: regenerated.secret };
+      return { ...managedKey(regenerated.key), key: regenerated.secret, signingSecret: regenerated.signingSecret };
     },
     /** Whether `keyHash` (SHA-256 hex of a plaintext the operator holds) is the key's current hash. */
     async keyMatches(namespace: string, name: string, keyHash: string): Promise<boolean> {

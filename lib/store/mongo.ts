@@ -1,6 +1,6 @@
 import mongoose, { Schema, type Connection } from 'mongoose';
 import { RateLimiterMongo } from 'rate-limiter-flexible';
-import { generateApiKey } from '../api-keys.ts';
+import { generateApiKey, generateSigningSecret } from '../api-keys.ts';
 import { Conflict, NotFound } from '../errors.ts';
 import { mongoUsageHistory } from './mongo-usage-history.ts';
 import { mongoUserStore } from './mongo-users.ts';
@@ -53,6 +53,8 @@ interface KeyDoc {
   restrictDomains: boolean;
   hash: string;
   prefix: string;
+  /** Absent on keys issued before signing secrets existed; never read into an ApiKey. */
+  signingSecret?: string | null;
   managedBy?: ManagedBy | null;
   createdAt: Date;
   lastUsedAt: Date | null;
@@ -93,6 +95,7 @@ const keySchema = new Schema<KeyDoc>(
     restrictDomains: { type: Boolean, required: true },
     hash: { type: String, required: true, unique: true },
     prefix: { type: String, required: true },
+    signingSecret: { type: String, default: null },
     managedBy: { type: managedBySchema, default: undefined },
     createdAt: { type: Date, required: true },
     lastUsedAt: { type: Date, default: null },
@@ -159,6 +162,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     await requireAccount(input.accountId);
     const placement = placeKey(input, input.siteId ? await getSite(input.siteId) : null);
     const generated = generateApiKey();
+    const signingSecret = generateSigningSecret();
     try {
       const created = await Keys.create({
         _id: newId('key'),
@@ -169,11 +173,12 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
         restrictDomains: placement.restrictDomains,
         hash: generated.hash,
         prefix: generated.prefix,
+        signingSecret,
         ...(input.managedBy ? { managedBy: input.managedBy } : {}),
         createdAt: new Date(),
         lastUsedAt: null,
       });
-      return { key: toKey(created.toObject()) as ApiKey, secret: generated.secret };
+      return { key: toKey(created.toObject()) as ApiKey, secret: generated.secret, signingSecret };
     } catch (err) {
       if (input.managedBy && isDuplicateKey(err)) throw duplicateManagedBy(input.managedBy);
       throw err;
@@ -242,9 +247,14 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     findKeyByHash: async (hash) => toKey(await Keys.findOne({ hash }).lean()),
     async regenerateKey(id) {
       const generated = generateApiKey();
-      // One document update: the old hash is gone in the very write that stores the new one.
-      const updated = await Keys.findByIdAndUpdate(id, { $set: { hash: generated.hash, prefix: generated.prefix } }, { returnDocument: 'after' }).lean();
-      return updated ? { key: toKey(updated) as ApiKey, secret: generated.secret } : null;
+      const signingSecret = generateSigningSecret();
+      // One document update: the old hash and signing secret are gone in the very write that stores the new ones.
+      const updated = await Keys.findByIdAndUpdate(
+        id,
+        { $set: { hash: generated.hash, prefix: generated.prefix, signingSecret } },
+        { returnDocument: 'after' },
+      ).lean();
+      return updated ? { key: toKey(updated) as ApiKey, secret: generated.secret, signingSecret } : null;
     },
     deleteKey: async (id) => (await Keys.deleteOne({ _id: id })).deletedCount > 0,
     async upsertManagedKey(input) {
@@ -257,9 +267,10 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
         { $set: { name: input.name, kind: input.kind, siteId: placement.siteId, restrictDomains: placement.restrictDomains, 'managedBy.uid': input.managedBy.uid } },
         { returnDocument: 'after' },
       ).lean();
-      return { key: toKey(updated) as ApiKey, secret: null };
+      return { key: toKey(updated) as ApiKey, secret: null, signingSecret: null };
     },
     findKeyByManagedBy: async (ref) => toKey(await Keys.findOne(managedFilter(ref)).lean()),
+    getSigningSecret: async (id) => (await Keys.findById(id, { signingSecret: 1 }).lean())?.signingSecret ?? null,
     async touchKey(id, at) {
       await Keys.updateOne({ _id: id }, { $set: { lastUsedAt: at } });
     },

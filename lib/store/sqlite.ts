@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
-import { generateApiKey } from '../api-keys.ts';
+import { generateApiKey, generateSigningSecret } from '../api-keys.ts';
 import { NotFound } from '../errors.ts';
 import { assertSameAccount, duplicateManagedBy, newId, placeKey } from './rules.ts';
 import { sqliteUsageHistory } from './sqlite-usage-history.ts';
@@ -118,6 +118,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
       db.exec(SCHEMA);
       db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     }
+    addSigningSecretColumn(db);
   });
 
   const one = (sql: string, ...params: SQLInputValue[]) => db.prepare(sql).get(...params) as Row | undefined;
@@ -164,11 +165,12 @@ export function openSqliteStore(options: SqliteOptions): Store {
     const placement = placeKey(input, input.siteId ? getSite(input.siteId) : null);
     if (input.managedBy && keyByManagedBy(input.managedBy)) throw duplicateManagedBy(input.managedBy);
     const generated = generateApiKey();
+    const signingSecret = generateSigningSecret();
     const id = newId('key');
     run(
       `INSERT INTO api_keys (id, account_id, name, kind, site_id, restrict_domains, hash, prefix,
-         managed_kind, managed_namespace, managed_name, managed_uid, created_at, last_used_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+         managed_kind, managed_namespace, managed_name, managed_uid, created_at, last_used_at, signing_secret)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
       id,
       input.accountId,
       input.name,
@@ -179,8 +181,9 @@ export function openSqliteStore(options: SqliteOptions): Store {
       generated.prefix,
       ...managedColumns(input.managedBy),
       new Date().toISOString(),
+      signingSecret,
     );
-    return { key: getKey(id) as ApiKey, secret: generated.secret };
+    return { key: getKey(id) as ApiKey, secret: generated.secret, signingSecret };
   };
 
   const usageHistory = sqliteUsageHistory(db, transaction);
@@ -262,10 +265,11 @@ export function openSqliteStore(options: SqliteOptions): Store {
     },
     async regenerateKey(id) {
       const generated = generateApiKey();
-      // One UPDATE: the old hash is gone in the very write that stores the new one.
-      const changed = run('UPDATE api_keys SET hash = ?, prefix = ? WHERE id = ?', generated.hash, generated.prefix, id).changes;
+      const signingSecret = generateSigningSecret();
+      // One UPDATE: the old hash and signing secret are gone in the very write that stores the new ones.
+      const changed = run('UPDATE api_keys SET hash = ?, prefix = ?, signing_secret = ? WHERE id = ?', generated.hash, generated.prefix, signingSecret, id).changes;
       if (changed === 0) return null;
-      return { key: getKey(id) as ApiKey, secret: generated.secret };
+      return { key: getKey(id) as ApiKey, secret: generated.secret, signingSecret };
     },
     async deleteKey(id) {
       return run('DELETE FROM api_keys WHERE id = ?', id).changes > 0;
@@ -285,10 +289,14 @@ export function openSqliteStore(options: SqliteOptions): Store {
           input.managedBy.uid,
           existing.id,
         );
-        return { key: getKey(existing.id) as ApiKey, secret: null };
+        return { key: getKey(existing.id) as ApiKey, secret: null, signingSecret: null };
       });
     },
     findKeyByManagedBy: async (ref) => keyByManagedBy(ref),
+    async getSigningSecret(id) {
+      const row = one('SELECT signing_secret FROM api_keys WHERE id = ?', id);
+      return typeof row?.signing_secret === 'string' ? row.signing_secret : null;
+    },
     async touchKey(id, at) {
       run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', at.toISOString(), id);
     },
@@ -332,6 +340,16 @@ export function openSqliteStore(options: SqliteOptions): Store {
       if (db.isOpen) db.close();
     },
   };
+}
+
+/**
+ * Keys gained a signing secret after the first schema: add its column where it is missing, whatever
+ * the schema version, so the change stays independent of other additions. Older keys keep null
+ * until they are regenerated.
+ */
+function addSigningSecretColumn(db: DatabaseSync): void {
+  const columns = db.prepare('PRAGMA table_info(api_keys)').all() as Array<{ name: string }>;
+  if (!columns.some((column) => column.name === 'signing_secret')) db.exec('ALTER TABLE api_keys ADD COLUMN signing_secret TEXT');
 }
 
 function mapOptional<T>(row: Row | undefined, map: (row: Row) => T): T | null {

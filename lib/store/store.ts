@@ -62,10 +62,12 @@ export interface ApiKey {
   lastUsedAt: Date | null;
 }
 
-/** A key together with its plaintext, returned only by the calls that create one. */
+/** A key together with its plaintext and its signing secret, returned only by the calls that create one. */
 export interface IssuedKey {
   key: ApiKey;
   secret: string;
+  /** HMAC-SHA256 secret for signed render links and webhooks; see getSigningSecret. */
+  signingSecret: string;
 }
 
 export interface Usage {
@@ -141,16 +143,25 @@ export interface Store extends UserStore, UsageHistoryStore {
   listKeys(accountId: string): Promise<ApiKey[]>;
   /** The key whose SHA-256 is `hash`, for authentication. */
   findKeyByHash(hash: string): Promise<ApiKey | null>;
-  /** Replaces the key's secret: the old one stops working in the same write that stores the new one. */
+  /**
+   * Replaces the key's secret and its signing secret: the old ones stop working in the same write
+   * that stores the new ones.
+   */
   regenerateKey(id: string): Promise<IssuedKey | null>;
   deleteKey(id: string): Promise<boolean>;
   /**
    * The operator's idempotent write for a managed key: the existing key (matched on
-   * kind/namespace/name) with secret null, or a new one with its plaintext when there was none.
-   * Name, kind, site and restrictDomains are brought to the given values either way.
+   * kind/namespace/name) with secret and signingSecret null, or a new one with both when there was
+   * none. Name, kind, site and restrictDomains are brought to the given values either way.
    */
-  upsertManagedKey(input: NewKey & { managedBy: ManagedBy }): Promise<{ key: ApiKey; secret: string | null }>;
+  upsertManagedKey(input: NewKey & { managedBy: ManagedBy }): Promise<{ key: ApiKey; secret: string | null; signingSecret: string | null }>;
   findKeyByManagedBy(ref: ManagedByRef): Promise<ApiKey | null>;
+  /**
+   * The key's signing secret, to check an HMAC made with it; null for no such key, or for a key
+   * issued before signing secrets existed (regenerating it gives it one). Server-side only: never
+   * logged, never in an answer other than the one that issues it.
+   */
+  getSigningSecret(id: string): Promise<string | null>;
   touchKey(id: string, at: Date): Promise<void>;
 
   /**

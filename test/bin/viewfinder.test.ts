@@ -29,6 +29,7 @@ describe('bin/viewfinder (admin CLI, run as a process on the embedded store)', (
     expect(created.json.account).to.include({ name: 'Acme', rateLimitPerMinute: null });
     expect(created.json.key).to.include({ name: 'admin', kind: 'full' });
     expect(created.json.key.key).to.match(/^vf_[A-Za-z0-9_-]{43}$/);
+    expect(created.json.key.signingSecret).to.match(/^vfs_[A-Za-z0-9_-]{43}$/);
     expect(created.stderr).to.match(/shown only once/);
 
     // The API on the same DATA_DIR accepts the key.
@@ -79,14 +80,17 @@ describe('bin/viewfinder (admin CLI, run as a process on the embedded store)', (
     const key = (await ok('keys', 'create', '-a', account, '-n', 'widget', '-s', site.id, '--restrict-domains')).json;
     expect(key).to.include({ name: 'widget', kind: 'site', siteId: site.id, restrictDomains: true });
     expect(key.key).to.match(/^vf_/);
+    expect(key.signingSecret).to.match(/^vfs_/);
 
     const listed = await ok('keys', 'list', '-a', account);
     expect(listed.json.map((k: { name: string }) => k.name)).to.deep.equal(['admin', 'widget']);
     expect(listed.stdout).to.not.include(key.key.slice(11));
+    expect(listed.stdout).to.not.include(key.signingSecret.slice(4));
 
     const regenerated = (await ok('keys', 'regenerate', key.id, '-a', account)).json;
     expect(regenerated.id).to.equal(key.id);
     expect(regenerated.key).to.not.equal(key.key);
+    expect(regenerated.signingSecret).to.match(/^vfs_/).and.not.equal(key.signingSecret);
     expect((await ok('keys', 'delete', key.id, '-a', account)).json).to.deep.equal({ deleted: key.id });
     expect((await ok('keys', 'list', '-a', account)).json.map((k: { name: string }) => k.name)).to.deep.equal(['admin']);
   });

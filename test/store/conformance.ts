@@ -111,6 +111,17 @@ export function storeConformance(open: () => Promise<Store>, cleanup: (store: St
       expect(a.secret).to.not.equal(b.secret);
     });
 
+    it('issues a signing secret with each key, kept server-side and readable by key id only', async () => {
+      const { key, secret, signingSecret } = await store.createKey({ accountId: account.id, name: 'ci', kind: 'full' });
+      expect(signingSecret).to.match(/^vfs_[A-Za-z0-9_-]{43}$/);
+      expect(signingSecret).to.not.equal(secret);
+      expect(await store.getSigningSecret(key.id)).to.equal(signingSecret);
+      expect(await store.getSigningSecret('key_missing')).to.equal(null);
+      for (const read of [key, await store.getKey(key.id), ...(await store.listKeys(account.id)), await store.findKeyByHash(hashApiKey(secret))]) {
+        expect(JSON.stringify(read)).to.not.include(signingSecret.slice(4));
+      }
+    });
+
     it('finds a key by the hash of its secret, and nothing by the hash of anything else', async () => {
       const { key, secret } = await store.createKey({ accountId: account.id, name: 'ci', kind: 'full' });
       expect((await store.findKeyByHash(hashApiKey(secret)))?.id).to.equal(key.id);
@@ -148,6 +159,8 @@ export function storeConformance(open: () => Promise<Store>, cleanup: (store: St
       expect(second?.secret).to.not.equal(first.secret);
       expect(await store.findKeyByHash(hashApiKey(first.secret))).to.equal(null);
       expect((await store.findKeyByHash(hashApiKey(second!.secret)))?.id).to.equal(first.key.id);
+      expect(second!.signingSecret).to.match(/^vfs_/).and.not.equal(first.signingSecret);
+      expect(await store.getSigningSecret(first.key.id)).to.equal(second!.signingSecret);
       expect(await store.regenerateKey('key_missing')).to.equal(null);
     });
 
@@ -199,6 +212,9 @@ export function storeConformance(open: () => Promise<Store>, cleanup: (store: St
       expect(created.key.managedBy).to.deep.equal(input.managedBy);
       const again = await store.upsertManagedKey({ ...input, restrictDomains: true });
       expect(again.secret).to.equal(null);
+      expect(again.signingSecret).to.equal(null);
+      expect(created.signingSecret).to.match(/^vfs_/);
+      expect(await store.getSigningSecret(created.key.id)).to.equal(created.signingSecret);
       expect(again.key.id).to.equal(created.key.id);
       expect(again.key.restrictDomains).to.equal(true);
       expect((await store.findKeyByHash(hashApiKey(created.secret!)))?.id).to.equal(created.key.id);
@@ -210,6 +226,7 @@ export function storeConformance(open: () => Promise<Store>, cleanup: (store: St
       const rotated = await store.regenerateKey(created.key.id);
       expect(await store.findKeyByHash(hashApiKey(created.secret!))).to.equal(null);
       expect((await store.findKeyByHash(hashApiKey(rotated!.secret)))?.managedBy?.name).to.equal('k');
+      expect(await store.getSigningSecret(created.key.id)).to.equal(rotated!.signingSecret).and.not.equal(created.signingSecret);
       expect(await store.deleteKey(created.key.id)).to.equal(true);
       expect(await store.findKeyByManagedBy({ kind: 'ApiKey', namespace: 'team-a', name: 'k' })).to.equal(null);
     });

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { hashApiKey } from '../../lib/api-keys.ts';
-import { openSqliteStore } from '../../lib/store/sqlite.ts';
+import { DatabaseSync } from 'node:sqlite';
+import { openSqliteStore, SQLITE_FILE } from '../../lib/store/sqlite.ts';
 import type { Store } from '../../lib/store/store.ts';
 import { storeConformance } from './conformance.ts';
 
@@ -35,6 +36,35 @@ describe('store: embedded sqlite backend', () => {
       const dir = tempDataDir();
       dirs.push(dir);
       return openSqliteStore({ dataDir: dir });
+    });
+  });
+
+  describe('upgrading a DATA_DIR from before signing secrets', () => {
+    it('adds the signing secret column: old keys have none until regenerated, new keys get one', async () => {
+      const dataDir = tempDataDir();
+      try {
+        const before = openSqliteStore({ dataDir });
+        const account = await before.createAccount({ name: 'Acme' });
+        const old = await before.createKey({ accountId: account.id, name: 'old', kind: 'full' });
+        await before.close();
+        const db = new DatabaseSync(path.join(dataDir, SQLITE_FILE));
+        db.exec('ALTER TABLE api_keys DROP COLUMN signing_secret');
+        db.close();
+
+        const after = openSqliteStore({ dataDir });
+        try {
+          expect((await after.findKeyByHash(hashApiKey(old.secret)))?.id).to.equal(old.key.id);
+          expect(await after.getSigningSecret(old.key.id)).to.equal(null);
+          const regenerated = await after.regenerateKey(old.key.id);
+          expect(await after.getSigningSecret(old.key.id)).to.equal(regenerated!.signingSecret);
+          const fresh = await after.createKey({ accountId: account.id, name: 'new', kind: 'full' });
+          expect(await after.getSigningSecret(fresh.key.id)).to.equal(fresh.signingSecret);
+        } finally {
+          await after.close();
+        }
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     });
   });
 

@@ -111,12 +111,17 @@ describe('dashboard in a real browser (hosted, Chromium, axe-core)', function ()
     await audit();
     const key = await page.$eval('#issued-key', (input) => (input as HTMLInputElement).value);
     expect(key).to.match(/^vf_[\w-]{43}$/);
+    const signingSecret = await page.$eval('#issued-signing-secret', (input) => (input as HTMLInputElement).value);
+    expect(signingSecret).to.match(/^vfs_[\w-]{43}$/);
+    const [issuedKey] = await dashboard.store.listKeys(dashboard.account.id);
+    expect(await dashboard.store.getSigningSecret(issuedKey!.id)).to.equal(signingSecret);
     await page.click('button[data-copy="issued-key"]');
     await page.waitForFunction(() => document.getElementById('copy-status')?.textContent !== '');
     await goto('/dashboard/keys');
     const listed = await page.$eval('tbody', (tbody) => tbody.textContent ?? '');
     expect(listed).to.include('widget').and.include('Site, restricted to its domains').and.include('Shop').and.include(`${key.slice(0, 11)}`);
     expect(await page.content()).to.not.include(key);
+    expect(await page.content()).to.not.include(signingSecret);
 
     // The key captures an allowed host, and is refused another.
     const localhostUrl = `http://app.localhost:${new URL(fixtures.origin).port}/simple`;

@@ -110,11 +110,15 @@ describe('management API (hosted, embedded store)', () => {
       expect(created.body.key).to.match(/^vf_[A-Za-z0-9_-]{43}$/);
       expect(created.body.prefix).to.equal(created.body.key.slice(0, 11));
       expect(created.body).to.not.have.property('hash');
+      expect(created.body.signingSecret).to.match(/^vfs_[A-Za-z0-9_-]{43}$/);
+      expect(await hosted.store.getSigningSecret(created.body.id)).to.equal(created.body.signingSecret);
 
       const listed = await admin().get('/api/keys').expect(200);
       const text = JSON.stringify(listed.body);
       expect(text).to.not.include(created.body.key);
       expect(text).to.not.include(created.body.key.slice(11));
+      expect(text).to.not.include(created.body.signingSecret.slice(4));
+      expect(listed.body.keys.find((k: { id: string }) => k.id === created.body.id)).to.not.have.property('signingSecret');
       const stored = await hosted.store.getKey(created.body.id);
       expect(text).to.not.include(stored!.hash);
       expect(listed.body.keys.find((k: { id: string }) => k.id === created.body.id)).to.not.have.property('key');
@@ -138,6 +142,8 @@ describe('management API (hosted, embedded store)', () => {
       const regenerated = await admin().post(`/api/keys/${created.body.id}/regenerate`).expect(200);
       expect(regenerated.body.id).to.equal(created.body.id);
       expect(regenerated.body.key).to.match(/^vf_/).and.not.equal(created.body.key);
+      expect(regenerated.body.signingSecret).to.match(/^vfs_/).and.not.equal(created.body.signingSecret);
+      expect(await hosted.store.getSigningSecret(created.body.id)).to.equal(regenerated.body.signingSecret);
       expect((await hosted.api(created.body.key).get('/api/sites')).status).to.equal(401);
       expect((await hosted.api(regenerated.body.key).get('/api/sites')).status).to.equal(200);
     });

@@ -69,21 +69,28 @@ async function listPage(page: PageContext, values: KeyFormValues = { name: '', s
   );
 }
 
-/** The one time a key's plaintext is on a page: a read-only field and a copy button. */
+/** The one time a key's plaintext and its signing secret are on a page: read-only fields with copy buttons. */
 function issuedPage(page: PageContext, title: string, issued: IssuedKeyView): void {
   page.send(
     title,
     html`<div class="card issued">
-      <p class="warning" role="alert">Copy this key now. It is shown only once and cannot be retrieved again. Keep it in an environment variable or a secret store, never in front-end code.</p>
+      <p class="warning" role="alert">Copy this key and its signing secret now. They are shown only once and cannot be retrieved again. Keep them in an environment variable or a secret store, never in front-end code.</p>
       <div class="field">
         <label for="issued-key">API key "${issued.name}"</label>
         <div class="copy-row">
           <input id="issued-key" type="text" readonly value="${issued.key}" spellcheck="false" autocomplete="off">
-          <button type="button" data-copy="issued-key">Copy</button>
+          <button type="button" data-copy="issued-key" aria-describedby="copy-status">Copy<span class="visually-hidden"> API key</span></button>
         </div>
-        <p class="hint" id="copy-status" role="status" aria-live="polite"></p>
       </div>
-      <p>Send it in the <code>X-API-Key</code> header of <code>POST /api/screenshot</code>.</p>
+      <div class="field">
+        <label for="issued-signing-secret">Signing secret</label>
+        <div class="copy-row">
+          <input id="issued-signing-secret" type="text" readonly value="${issued.signingSecret}" spellcheck="false" autocomplete="off">
+          <button type="button" data-copy="issued-signing-secret" aria-describedby="copy-status">Copy<span class="visually-hidden"> signing secret</span></button>
+        </div>
+      </div>
+      <p class="hint" id="copy-status" role="status" aria-live="polite"></p>
+      <p>Send the key in the <code>X-API-Key</code> header of <code>POST /api/screenshot</code>. The signing secret signs render links for <code>&lt;img src&gt;</code> (key id <code>${issued.id}</code>).</p>
       <p><a href="/dashboard/keys">Done: back to API keys</a></p>
     </div>`,
     200,

@@ -47,10 +47,15 @@ export const keySchema: JsonSchema = {
 
 export const issuedKeySchema: JsonSchema = {
   ...keySchema,
-  required: [...(keySchema.required as string[]), 'key'],
+  required: [...(keySchema.required as string[]), 'key', 'signingSecret'],
   properties: {
     ...(keySchema.properties as JsonSchema),
     key: { type: 'string', description: 'The API key itself. It is shown this once and cannot be retrieved again.' },
+    signingSecret: {
+      type: 'string',
+      description: 'The secret that signs render links (HMAC-SHA256). Shown this once, like the key; regenerating the key replaces both.',
+      examples: ['vfs_4mB2x9QpZr7Yc1Vd8Ke3Hn6Wj0Ls5Ta2Uf9Gi4Ox7Mq'],
+    },
   },
 };
 
