@@ -247,7 +247,7 @@ export function managedOperations(store: Store) {
       return managedKey(await findKey(namespace, name));
     },
     async putKey(namespace: string, name: string, input: PutManagedKey): Promise<PutManagedKeyAnswer> {
-      const { key, secret } = await store.upsertManagedKey({
+      const { key, secret, signingSecret } = await store.upsertManagedKey({
         accountId: input.accountId,
         name: input.name,
         kind: input.siteId === null ? 'full' : 'site',
@@ -255,12 +255,12 @@ export function managedOperations(store: Store) {
         restrictDomains: input.restrictDomains,
         managedBy: { kind: 'ApiKey', namespace, name, uid: input.uid },
       });
-      return { ...managedKey(key), key: secret };
+      return { ...managedKey(key), key: secret, signingSecret };
     },
     async regenerateKey(namespace: string, name: string): Promise<IssuedManagedKey> {
       const regenerated = await store.regenerateKey((await findKey(namespace, name)).id);
       if (!regenerated) throw new NotFound(`No API key is managed by ApiKey ${namespace}/${name}`);
-      return { ...managedKey(regenerated.key), key: regenerated.secret };
+      return { ...managedKey(regenerated.key), key: regenerated.secret, signingSecret: regenerated.signingSecret };
     },
     /** Whether `keyHash` (SHA-256 hex of a plaintext the operator holds) is the key's current hash. */
     async keyMatches(namespace: string, name: string, keyHash: string): Promise<boolean> {

@@ -41,14 +41,16 @@ export interface ManagedKey {
   lastUsedAt: string | null;
 }
 
-/** PUT of a key: `key` holds the plaintext only when this call created the key, else null. */
+/** PUT of a key: `key` and `signingSecret` hold the secrets only when this call created the key, else null. */
 export interface PutManagedKeyAnswer extends ManagedKey {
   key: string | null;
+  signingSecret: string | null;
 }
 
-/** Regenerate: the new plaintext, once. */
+/** Regenerate: the new plaintext and signing secret, once. */
 export interface IssuedManagedKey extends ManagedKey {
   key: string;
+  signingSecret: string;
 }
 
 export interface PutManagedSite {

@@ -15,6 +15,8 @@ export const API_KEY_LABEL = 'viewfinder.dev/apikey';
 export const ROTATION_ANNOTATION = 'viewfinder.dev/rotation';
 /** The Secret's data key that holds the plaintext API key. */
 export const SECRET_KEY_FIELD = 'apiKey';
+/** The Secret's data key that holds the key's signing secret (HMAC: signed render links, webhooks). */
+export const SIGNING_SECRET_FIELD = 'signingSecret';
 
 export type Kind = 'Site' | 'ApiKey';
 export const PLURALS: Record<Kind, string> = { Site: 'sites', ApiKey: 'apikeys' };

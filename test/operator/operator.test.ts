@@ -130,9 +130,15 @@ for (const leg of legs) {
         expect(resource.status).to.include({ secretName: 'widget' });
         expect(resource.status?.lastRotatedAt).to.be.a('string');
         expect(JSON.stringify(resource)).not.to.include(plaintext);
+        // The key's signing secret sits beside it, as the API holds it (issue 22's render links and webhooks).
+        const signingSecret = await ctx.kube.secretField('widget', 'signingSecret');
+        expect(signingSecret).to.be.a('string').and.have.length.greaterThan(20);
+        expect(await ctx.running.store.getSigningSecret(resource.status?.keyId as string)).to.equal(signingSecret);
+        expect(JSON.stringify(resource)).not.to.include(signingSecret);
         const events = await ctx.kube.events();
         expect(events.some((event) => event.reason === 'KeyIssued')).to.equal(true);
         expect(JSON.stringify(events)).not.to.include(plaintext);
+        expect(JSON.stringify(events)).not.to.include(signingSecret);
       });
 
       it('writes the Secret under spec.secretName, and a key without siteRef is full-access', async () => {
@@ -148,6 +154,7 @@ for (const leg of legs) {
         await ctx.kube.createApiKey('widget', { account: ctx.account.id });
         const before = await readyKey('widget');
         const oldKey = (await ctx.kube.secretKey('widget')) as string;
+        const oldSigningSecret = await ctx.kube.secretField('widget', 'signingSecret');
         await ctx.kube.patchSpec('ApiKey', 'widget', { rotation: 1 });
         const newKey = await waitFor('a new key in the Secret', async () => {
           const current = await ctx.kube.secretKey('widget');
@@ -159,6 +166,9 @@ for (const leg of legs) {
         expect(await ctx.running.store.findKeyByHash(hashApiKey(oldKey))).to.equal(null);
         expect((await ctx.running.store.findKeyByHash(hashApiKey(newKey as string)))?.id).to.equal(before.status?.keyId);
         expect((await ctx.kube.secret('widget'))?.metadata?.annotations?.['viewfinder.dev/rotation']).to.equal('1');
+        const newSigningSecret = await ctx.kube.secretField('widget', 'signingSecret');
+        expect(newSigningSecret).to.be.a('string').and.not.equal(oldSigningSecret);
+        expect(await ctx.running.store.getSigningSecret(before.status?.keyId as string)).to.equal(newSigningSecret);
         await waitFor('the KeyRotated event', async () => (await ctx.kube.events()).find((event) => event.reason === 'KeyRotated'));
       });
 
@@ -347,11 +357,15 @@ describe('operator against the fake API server: broken watches, outages, resync,
     ctx.running = await startTestOperator(ctx.target, { logger });
     ctx.account = await ctx.running.store.createAccount({ name: 'Acme' });
     const keys: string[] = [];
-    const nextKey = () =>
-      waitFor('a new key in the Secret', async () => {
-        const key = await ctx.kube.secretKey('widget');
-        return key !== undefined && !keys.includes(key) ? key : undefined;
+    const signingSecrets: string[] = [];
+    const nextKey = async () => {
+      const key = await waitFor('a new key in the Secret', async () => {
+        const current = await ctx.kube.secretKey('widget');
+        return current !== undefined && !keys.includes(current) ? current : undefined;
       });
+      signingSecrets.push((await ctx.kube.secretField('widget', 'signingSecret')) as string);
+      return key;
+    };
     await ctx.kube.createApiKey('widget', { account: ctx.account.id });
     keys.push(await nextKey());
     await ctx.kube.patchSpec('ApiKey', 'widget', { rotation: 1 });
@@ -361,7 +375,8 @@ describe('operator against the fake API server: broken watches, outages, resync,
     await ctx.kube.delete('ApiKey', 'widget');
     await waitFor('the ApiKey to be gone', async () => (await ctx.kube.get('ApiKey', 'widget')) === undefined);
     expect(lines.some((line) => line.includes('Rotated the key'))).to.equal(true);
-    for (const key of keys) {
+    expect(new Set(signingSecrets).size).to.equal(3);
+    for (const key of [...keys, ...signingSecrets]) {
       expect(lines.filter((line) => line.includes(key))).to.deep.equal([]);
       expect(lines.filter((line) => line.includes(Buffer.from(key).toString('base64')))).to.deep.equal([]);
     }

@@ -148,7 +148,12 @@ export class Resources {
 
   /** The plaintext key the operator wrote to the Secret, or undefined. */
   async secretKey(name: string): Promise<string | undefined> {
-    const encoded = (await this.secret(name))?.data?.apiKey;
+    return this.secretField(name, 'apiKey');
+  }
+
+  /** A data field of the Secret, decoded, or undefined. */
+  async secretField(name: string, field: string): Promise<string | undefined> {
+    const encoded = (await this.secret(name))?.data?.[field];
     return encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString('utf8');
   }
 

@@ -8,6 +8,7 @@ import {
   OPERATOR_NAME,
   ROTATION_ANNOTATION,
   SECRET_KEY_FIELD,
+  SIGNING_SECRET_FIELD,
   type ApiKeyResource,
 } from '../resources.ts';
 import {
@@ -23,15 +24,16 @@ import {
 
 /**
  * The ApiKey controller: an ApiKey resource becomes a key in the API's store, owned by it, and the
- * key's plaintext goes to a Secret that the ApiKey owns (so the garbage collector removes it with
- * the ApiKey). The store keeps only a hash, so the Secret is the one copy of the plaintext:
+ * key's plaintext (and its signing secret) goes to a Secret that the ApiKey owns (so the garbage
+ * collector removes it with the ApiKey). The store keeps only a hash, so the Secret is the one copy
+ * of the plaintext:
  *
  * - a raised spec.rotation (above the rotation the Secret was written for) regenerates the key;
  * - a Secret that was deleted, or whose key no longer matches the store's hash (a crash between
  *   regenerating and writing), cannot be rebuilt: the key is regenerated and a new Secret written.
  *   The API checks the Secret's key by its hash (verify), so the key never travels to be checked.
  *
- * The plaintext is never logged, put in status or in an event.
+ * Neither secret is ever logged, put in status or in an event.
  */
 export function reconcileApiKey(deps: ControllerDeps, namespace: string, name: string): Promise<ReconcileResult> {
   const { api, logger } = deps;
@@ -73,13 +75,14 @@ async function applyApiKey(deps: ControllerDeps, current: ApiKeyResource, now: D
 
   const existing = await apiCall(() => api.getKey(namespace, name));
   let stored: ManagedKey;
-  let plaintext: string | null = null;
+  /** The secrets this reconcile was given (a new or regenerated key), to write into the Secret. */
+  let fresh: IssuedSecrets | null = null;
   if (existing && keyMatches(existing, wanted)) {
     stored = existing;
   } else {
     const upserted = await apiCall(() => api.putKey(namespace, name, wanted));
     stored = upserted;
-    plaintext = upserted.key;
+    fresh = upserted.key === null ? null : { apiKey: upserted.key, signingSecret: upserted.signingSecret };
   }
   /** Whether a Secret holds the store's current key: the API compares hashes, the key stays here. */
   const secretHolds = async (candidate: V1Secret) => {
@@ -93,11 +96,11 @@ async function applyApiKey(deps: ControllerDeps, current: ApiKeyResource, now: D
   const previous = previousName && previousName !== secretName ? await kube.getSecret(namespace, previousName) : null;
   const ownedPrevious = previous && ownedBy(previous, metadata.uid) ? previous : null;
 
-  let issued: 'created' | 'rotated' | 'secretLost' | null = plaintext === null ? null : 'created';
-  if (plaintext === null) {
+  let issued: 'created' | 'rotated' | 'secretLost' | null = fresh === null ? null : 'created';
+  if (fresh === null) {
     if (!secret && ownedPrevious && rotation <= secretRotation(ownedPrevious) && (await secretHolds(ownedPrevious))) {
-      // A rename: the key moves to the new Secret as it is, nothing is regenerated.
-      await kube.createSecret(namespace, secretFor(current, secretName, decodeKey(ownedPrevious) as string, rotation, null));
+      // A rename: the key (and its signing secret) move to the new Secret as they are, nothing is regenerated.
+      await kube.createSecret(namespace, secretFor(current, secretName, ownedPrevious.data ?? {}, rotation, null));
       logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, from: previousName, to: secretName }, 'Moved the key to another Secret');
     } else if (!secret) issued = 'secretLost';
     else if (rotation > secretRotation(secret)) issued = 'rotated';
@@ -107,12 +110,12 @@ async function applyApiKey(deps: ControllerDeps, current: ApiKeyResource, now: D
       // Deleted meanwhile (by a finalizer of a racing replica, say): the next reconcile creates it again.
       if (!regenerated) throw new NotReady(REASONS.ApiUnavailable, `Key ${stored.id} vanished from the store while it was regenerated`);
       stored = regenerated;
-      plaintext = regenerated.key;
+      fresh = { apiKey: regenerated.key, signingSecret: regenerated.signingSecret };
     }
   }
 
-  if (plaintext !== null && issued !== null) {
-    await kube[secret ? 'replaceSecret' : 'createSecret'](namespace, secretFor(current, secretName, plaintext, rotation, secret));
+  if (fresh !== null && issued !== null) {
+    await kube[secret ? 'replaceSecret' : 'createSecret'](namespace, secretFor(current, secretName, encodeSecrets(fresh), rotation, secret));
     logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, prefix: stored.prefix, secretName, rotation }, issuedLog[issued]);
     await deps.events.record(current, issued === 'secretLost' ? 'Warning' : 'Normal', issuedEvent[issued].reason, issuedEvent[issued].message(stored, secretName, rotation));
   }
@@ -173,7 +176,19 @@ function decodeKey(secret: V1Secret): string | undefined {
   return encoded ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
 }
 
-function secretFor(owner: ApiKeyResource, name: string, plaintext: string, rotation: number, existing: V1Secret | null): V1Secret {
+interface IssuedSecrets {
+  apiKey: string;
+  /** Null only from an API without signing secrets (before issue 22). */
+  signingSecret: string | null;
+}
+
+/** The Secret's data: the key under `apiKey`, its signing secret under `signingSecret`, base64 as Secrets hold them. */
+function encodeSecrets(secrets: IssuedSecrets): Record<string, string> {
+  const encode = (value: string) => Buffer.from(value, 'utf8').toString('base64');
+  return { [SECRET_KEY_FIELD]: encode(secrets.apiKey), ...(secrets.signingSecret ? { [SIGNING_SECRET_FIELD]: encode(secrets.signingSecret) } : {}) };
+}
+
+function secretFor(owner: ApiKeyResource, name: string, data: Record<string, string>, rotation: number, existing: V1Secret | null): V1Secret {
   const { namespace, uid } = owner.metadata;
   return {
     apiVersion: 'v1',
@@ -187,6 +202,6 @@ function secretFor(owner: ApiKeyResource, name: string, plaintext: string, rotat
       annotations: { ...existing?.metadata?.annotations, [ROTATION_ANNOTATION]: String(rotation) },
       ownerReferences: [{ apiVersion: owner.apiVersion, kind: 'ApiKey', name: owner.metadata.name, uid, controller: true, blockOwnerDeletion: true }],
     },
-    data: { [SECRET_KEY_FIELD]: Buffer.from(plaintext, 'utf8').toString('base64') },
+    data,
   };
 }

@@ -52,12 +52,15 @@ describe('ApiKey reconcile', () => {
     await bench.kube.createApiKey('widget', { account: bench.account.id });
     await reconcile();
     const before = await bench.kube.secretKey('widget');
+    const signingBefore = await bench.kube.secretField('widget', 'signingSecret');
     const rotatedAt = (await bench.kube.get<ApiKeyResource>('ApiKey', 'widget'))?.status?.lastRotatedAt;
     await bench.kube.patchSpec('ApiKey', 'widget', { secretName: 'widget-key' });
     bench.deps.now = () => new Date('2026-02-01T00:00:00Z');
     expect(await reconcile()).to.deep.equal({ outcome: 'success' });
     expect(await bench.kube.secret('widget')).to.equal(undefined);
     expect(await bench.kube.secretKey('widget-key')).to.equal(before);
+    expect(signingBefore).to.be.a('string');
+    expect(await bench.kube.secretField('widget-key', 'signingSecret')).to.equal(signingBefore);
     expect((await bench.store.findKeyByHash(hashApiKey(before as string)))?.id).to.equal((await stored())?.id);
     expect((await bench.kube.get<ApiKeyResource>('ApiKey', 'widget'))?.status).to.include({ secretName: 'widget-key', lastRotatedAt: rotatedAt });
   });

@@ -136,12 +136,14 @@ describe('operator routes (/api/operator)', () => {
       expect(created.status).to.equal(201);
       expect(created.headers['cache-control']).to.equal('no-store');
       expect(created.body.key).to.match(/^vf_/);
+      expect(created.body.signingSecret).to.be.a('string');
+      expect(await hosted.store.getSigningSecret(created.body.id)).to.equal(created.body.signingSecret);
       expect(created.body).to.deep.include({ kind: 'site', siteId: site.body.id, restrictDomains: true });
       expect(created.body).not.to.have.property('hash');
       const again = await api.put('/api/operator/keys/shop/widget', body);
       expect(again.status).to.equal(200);
-      expect(again.body).to.deep.include({ id: created.body.id, key: null });
-      expect((await api.get('/api/operator/keys/shop/widget')).body).not.to.have.property('key');
+      expect(again.body).to.deep.include({ id: created.body.id, key: null, signingSecret: null });
+      expect((await api.get('/api/operator/keys/shop/widget')).body).not.to.have.any.keys('key', 'signingSecret');
 
       const verify = async (key: string) => (await api.post('/api/operator/keys/shop/widget/verify', { keyHash: hashApiKey(key) })).body.matches;
       expect(await verify(created.body.key)).to.equal(true);
@@ -149,6 +151,8 @@ describe('operator routes (/api/operator)', () => {
       expect(regenerated.status).to.equal(200);
       expect(regenerated.body.id).to.equal(created.body.id);
       expect(regenerated.body.key).to.match(/^vf_/).and.not.equal(created.body.key);
+      expect(regenerated.body.signingSecret).to.be.a('string').and.not.equal(created.body.signingSecret);
+      expect(await hosted.store.getSigningSecret(created.body.id)).to.equal(regenerated.body.signingSecret);
       expect(await verify(created.body.key)).to.equal(false);
       expect(await verify(regenerated.body.key)).to.equal(true);
       expect((await api.post('/api/operator/keys/shop/widget/verify', { keyHash: 'not-a-hash' })).status).to.equal(400);

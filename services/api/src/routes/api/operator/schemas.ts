@@ -19,17 +19,22 @@ export const managedKeySchema = withAccount(keySchema);
 
 export const putManagedKeyAnswerSchema: JsonSchema = {
   ...managedKeySchema,
-  required: [...(managedKeySchema.required as string[]), 'key'],
+  required: [...(managedKeySchema.required as string[]), 'key', 'signingSecret'],
   properties: {
     ...(managedKeySchema.properties as JsonSchema),
     key: { type: ['string', 'null'], description: 'The plaintext key when this call created it (shown once), else null.' },
+    signingSecret: { type: ['string', 'null'], description: "The key's signing secret (HMAC) when this call created it (shown once), else null." },
   },
 };
 
 export const issuedManagedKeySchema: JsonSchema = {
   ...managedKeySchema,
-  required: [...(managedKeySchema.required as string[]), 'key'],
-  properties: { ...(managedKeySchema.properties as JsonSchema), key: { type: 'string', description: 'The new plaintext key, shown once.' } },
+  required: [...(managedKeySchema.required as string[]), 'key', 'signingSecret'],
+  properties: {
+    ...(managedKeySchema.properties as JsonSchema),
+    key: { type: 'string', description: 'The new plaintext key, shown once.' },
+    signingSecret: { type: 'string', description: 'The new signing secret (HMAC), shown once.' },
+  },
 };
 
 export const putManagedSiteSchema = {
