@@ -47,11 +47,14 @@ system-deps: $(CHROMIUM_PATH) $(UBLOCK_ASSETS)
 $(CHROMIUM_PATH) $(UBLOCK_ASSETS):
 	./tools/install-system-deps.sh
 
+# The real-node leg (test/node/) builds the image with buildah where ../shared/k8s/node can run pods.
+NODE_LEG_DEPS := $(if $(wildcard ../shared/k8s/node/up.sh),$(if $(shell docker info >/dev/null 2>&1 && echo docker),,image-deps))
+
 # The observability tests run a real Prometheus and promtool (Debian's `prometheus` package).
 PROMETHEUS := $(or $(shell command -v prometheus 2>/dev/null),/usr/bin/prometheus)
 # The removeAds corpus test captures Python's documentation and Bootstrap's examples (test/support/doc-corpus.ts).
 DOC_CORPUS := /usr/share/doc/python3-doc/html/index.html /usr/share/doc/libjs-bootstrap5/examples/album/index.html /usr/share/javascript/bootstrap5/css/bootstrap.min.css
-test-deps: $(PROMETHEUS) $(DOC_CORPUS) k8s-tools
+test-deps: $(PROMETHEUS) $(DOC_CORPUS) k8s-tools $(NODE_LEG_DEPS)
 
 $(PROMETHEUS):
 	./tools/install-system-deps.sh prometheus

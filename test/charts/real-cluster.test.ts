@@ -15,7 +15,10 @@ import { CHART, REPO, ciValueFiles, defaultValues, mergeValues, readYaml, type V
  * kubelet), so the checks are on the objects, not on workloads running.
  */
 
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> } };
+
+/** What helm uninstall leaves on purpose (the MongoDB Secret, beside the PVC Kubernetes keeps). */
+const keptByHelm = (object: Manifest) => object.metadata.annotations?.['helm.sh/resource-policy'] === 'keep';
 
 const manifestsOf = (text: string): Manifest[] =>
   parseAllDocuments(text)
@@ -109,6 +112,22 @@ describe('the chart on a real API server (KUBECONFIG)', function () {
     for (const name of standIns) kubectl(['delete', 'crd', name, '--ignore-not-found']);
   });
 
+  it("keeps MongoDB's Secret through helm uninstall, so a reinstall gets the password its kept volume was made with", async () => {
+    const namespace = await newNamespace();
+    const release = `vf${randomBytes(3).toString('hex')}`;
+    releases.push({ release, namespace });
+    const secret = () => kubectl(['get', 'secret', `${release}-viewfinder-mongodb`, '--namespace', namespace, '-o', 'jsonpath={.data.mongodb-root-password}']);
+    expect(helm(['install', release, CHART, '--namespace', namespace]).status).to.equal(0);
+    const password = secret().stdout;
+    expect(password).to.have.length.above(20);
+    const uninstalled = helm(['uninstall', release, '--namespace', namespace]);
+    expect(uninstalled.status, uninstalled.output).to.equal(0);
+    expect(secret().stdout, 'the Secret survives helm uninstall').to.equal(password);
+    const reinstalled = helm(['install', release, CHART, '--namespace', namespace]);
+    expect(reinstalled.status, reinstalled.output).to.equal(0);
+    expect(secret().stdout, 'the reinstall reads the same password').to.equal(password);
+  });
+
   it('applies crds/ with kubectl, and applies it again as an upgrade does', () => {
     for (const round of ['first', 'second']) {
       const { status, output } = kubectl(['apply', '-f', `${REPO}crds/`]);
@@ -157,10 +176,17 @@ describe('the chart on a real API server (KUBECONFIG)', function () {
 
       const uninstalled = helm(['uninstall', release, '--namespace', namespace]);
       expect(uninstalled.status, uninstalled.output).to.equal(0);
+      const removed = asList(objects.filter((object) => !keptByHelm(object)), namespace);
       await waitFor('every object of the release to be gone', () => {
-        const left = kubectl(['get', '-f', '-', '-o', 'name', '--ignore-not-found'], list);
+        const left = kubectl(['get', '-f', '-', '-o', 'name', '--ignore-not-found'], removed);
         return left.status === 0 && left.stdout.trim() === '';
       }, 300, 200);
+      const kept = objects.filter(keptByHelm);
+      expect(kept.map((object) => `${object.kind}/${object.metadata.name}`), 'only the MongoDB Secret is kept').to.satisfy((names: string[]) => names.every((name) => /^Secret\/.*mongodb$/.test(name)));
+      if (kept.length > 0) {
+        const left = kubectl(['get', '-f', '-', '-o', 'name'], asList(kept, namespace));
+        expect(left.stdout.trim().split('\n'), left.output).to.have.length(kept.length);
+      }
     });
   }
 });
