@@ -128,6 +128,41 @@ describe('the chart on a real API server (KUBECONFIG)', function () {
     expect(secret().stdout, 'the reinstall reads the same password').to.equal(password);
   });
 
+  it('owns replicas: after kubectl scale, helm upgrade (server-side apply) stops on the conflict, and --force-conflicts takes the count back, as the docs say', async () => {
+    const namespace = await newNamespace();
+    const release = `vf${randomBytes(3).toString('hex')}`;
+    releases.push({ release, namespace });
+    const values = ['-f', `${CHART}/ci/self-hosted-values.yaml`, '--set', 'renderer.replicas=2'];
+    const renderer = `deployment/${release}-viewfinder-renderer`;
+    const replicas = () => kubectl(['get', renderer, '--namespace', namespace, '-o', 'jsonpath={.spec.replicas}']).stdout;
+    expect(helm(['install', release, CHART, '--namespace', namespace, ...values]).status).to.equal(0);
+    expect(kubectl(['scale', renderer, '--namespace', namespace, '--replicas=3']).status).to.equal(0);
+    const conflicted = helm(['upgrade', release, CHART, '--namespace', namespace, ...values, '--set', 'renderer.replicas=4']);
+    expect(conflicted.status).to.not.equal(0);
+    expect(conflicted.output).to.include('conflict with "kubectl" with subresource "scale"').and.include('.spec.replicas');
+    const forced = helm(['upgrade', release, CHART, '--namespace', namespace, ...values, '--set', 'renderer.replicas=4', '--force-conflicts']);
+    expect(forced.status, forced.output).to.equal(0);
+    expect(replicas()).to.equal('4');
+    // From then on the chart owns the field again: a plain upgrade goes through.
+    const plain = helm(['upgrade', release, CHART, '--namespace', namespace, ...values, '--set', 'renderer.replicas=5']);
+    expect(plain.status, plain.output).to.equal(0);
+    expect(replicas()).to.equal('5');
+  });
+
+  it("leaves the renderer's replicas to the HPA with autoscaling on: an upgrade after it scaled goes through and keeps its count", async () => {
+    const namespace = await newNamespace();
+    const release = `vf${randomBytes(3).toString('hex')}`;
+    releases.push({ release, namespace });
+    const values = ['-f', `${CHART}/ci/self-hosted-values.yaml`, '--set', 'renderer.autoscaling.enabled=true'];
+    const renderer = `deployment/${release}-viewfinder-renderer`;
+    expect(helm(['install', release, CHART, '--namespace', namespace, ...values]).status).to.equal(0);
+    // What the HPA controller does: it writes the scale subresource (no metrics-server here to make it).
+    expect(kubectl(['scale', renderer, '--namespace', namespace, '--replicas=6']).status).to.equal(0);
+    const upgraded = helm(['upgrade', release, CHART, '--namespace', namespace, ...values, '--set', 'logLevel=debug']);
+    expect(upgraded.status, upgraded.output).to.equal(0);
+    expect(kubectl(['get', renderer, '--namespace', namespace, '-o', 'jsonpath={.spec.replicas}']).stdout).to.equal('6');
+  });
+
   it('applies crds/ with kubectl, and applies it again as an upgrade does', () => {
     for (const round of ['first', 'second']) {
       const { status, output } = kubectl(['apply', '-f', `${REPO}crds/`]);

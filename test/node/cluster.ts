@@ -256,7 +256,12 @@ export async function startEndpointsSd(namespaces: string[]): Promise<{ url: str
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    // Prometheus keeps its connection alive between refreshes: close it too, or close() waits for ever.
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 

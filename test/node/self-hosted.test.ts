@@ -187,7 +187,8 @@ describe('the chart on a real node: self-hosted values', function () {
     const outcomes = await captureWhile(4, base, apiKey, page.url, async () => {
       await new Promise((resolve) => setTimeout(resolve, 3000));
       const started = performance.now();
-      const upgraded = install(['--set', 'logLevel=debug']);
+      valueArgs.push('--set', 'logLevel=debug');
+      const upgraded = install();
       expect(upgraded.status, upgraded.output).to.equal(0);
       await until(
         'every pod replaced and Ready',
@@ -209,11 +210,27 @@ describe('the chart on a real node: self-hosted values', function () {
 
   it("keeps each API pod's resident memory, after all those captures, below the memory it requests", async () => {
     for (const pod of pods(namespace, `app.kubernetes.io/instance=${release},app.kubernetes.io/component=api`)) {
-      const rss = counterSum((await metricsOf(pod)).text, 'process_resident_memory_bytes');
+      const rss = counterSum((await metricsOf(pod)).text, 'viewfinder_process_resident_memory_bytes');
       const requested = bytesOf(pod.spec.containers[0]?.resources?.requests?.memory ?? '0');
       figures.push(`${pod.metadata.name}: RSS ${(rss / 2 ** 20).toFixed(0)} MiB, request ${(requested / 2 ** 20).toFixed(0)} MiB`);
       expect(rss, pod.metadata.name).to.be.above(0).and.below(requested);
     }
+  });
+
+  it('keeps the API in its Service while every renderer is down: captures answer 503 with Retry-After, not a refused connection', async () => {
+    const apiSelector = `app.kubernetes.io/instance=${release},app.kubernetes.io/component=api`;
+    const down = install(['--set', 'renderer.replicas=0']);
+    expect(down.status, down.output).to.equal(0);
+    await until('every renderer pod gone', () => pods(namespace, `app.kubernetes.io/instance=${release},app.kubernetes.io/component=renderer`).length === 0, 180_000, () => describePods(namespace));
+    // The API's readiness probe fails after 2 periods of 5 s: wait past that.
+    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    expect(pods(namespace, apiSelector).filter(isReady), 'API pods still Ready').to.have.length(APIS);
+    const outage = await capture(base, apiKey, page.url);
+    expect({ status: outage.status, error: outage.error }).to.deep.equal({ status: 503, error: '503 (Retry-After 5) {"success":false,"error":"Service unavailable: no renderer is ready"}' });
+    const back = install();
+    expect(back.status, back.output).to.equal(0);
+    await allReady(namespace, release, APIS + RENDERERS);
+    await until('a capture to succeed again', async () => (await capture(base, apiKey, page.url)).status === 200, 60_000);
   });
 
   // Debian's Prometheus 2.42 is built without kubernetes_sd_configs ("field not found"): the
@@ -283,9 +300,9 @@ describe('the chart on a real node: self-hosted values', function () {
       const healthy = await (await fetch(`${prom}/api/v1/query?query=${encodeURIComponent('up')}`)).json();
       expect((healthy as { data: { result: Array<{ value: [number, string] }> } }).data.result.map((sample) => sample.value[1])).to.satisfy((ups: string[]) => ups.length === expected.length && ups.every((up) => up === '1'));
     } finally {
-      await sd.close();
       prometheus?.kill('SIGTERM');
       if (prometheus && prometheus.exitCode === null) await new Promise((resolve) => prometheus!.once('exit', resolve));
+      await sd.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
