@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
+import { loadOperatorConfig } from '../../operator/src/config.ts';
 import { loadApiConfig } from '../../services/api/src/config.ts';
 import { loadRendererServiceConfig } from '../../services/renderer/src/config.ts';
 import { helm } from '../support/k8s-tools.ts';
@@ -64,9 +65,10 @@ function checkSecureWorkloads(manifests: Manifest[]) {
     expect(pod.securityContext.seccompProfile?.type, `${where}: seccomp`).to.equal('RuntimeDefault');
     expect(pod.serviceAccountName, `${where}: own ServiceAccount`).to.equal(workload.metadata.name);
     const component = workload.metadata.labels?.['app.kubernetes.io/component'];
-    // The API's token only watches the renderers' EndpointSlices (api-rbac.yaml).
-    const needsToken = component === 'operator' || (component === 'api' && envOf(pod.containers[0], 'RENDERER_SERVICE') !== undefined);
-    expect(pod.automountServiceAccountToken, `${where}: a token only for the operator and a discovering API`).to.equal(needsToken);
+    // The API's token only watches the renderers' EndpointSlices and reviews the operator's tokens (api-rbac.yaml).
+    const apiNeedsToken = envOf(pod.containers[0], 'RENDERER_SERVICE') !== undefined || envOf(pod.containers[0], 'OPERATOR_SERVICE_ACCOUNTS') !== undefined;
+    const needsToken = component === 'operator' || (component === 'api' && apiNeedsToken);
+    expect(pod.automountServiceAccountToken, `${where}: a token only for the operator, and an API that discovers renderers or reviews tokens`).to.equal(needsToken);
     for (const container of pod.containers) {
       const context = container.securityContext;
       expect(context.allowPrivilegeEscalation, `${where}: allowPrivilegeEscalation`).to.equal(false);
@@ -107,12 +109,15 @@ describe('chart rendered by helm', function () {
       one(manifests, 'Service', 'api');
       one(manifests, 'Service', 'renderer');
       expect(byKind(manifests, 'Deployment').some((d) => d.metadata.labels?.['app.kubernetes.io/component'] === 'operator')).to.equal(v.operator.enabled);
-      expect(byKind(manifests, 'StatefulSet')).to.have.length(v.mongodb.enabled ? 1 : 0);
+      const runsMongodb = v.mongodb.enabled && v.store === 'mongodb';
+      expect(byKind(manifests, 'StatefulSet')).to.have.length(runsMongodb ? 1 : 0);
+      expect(byKind(manifests, 'PersistentVolumeClaim')).to.have.length(v.api.mode === 'hosted' && v.store === 'embedded' && v.embeddedStore.persistence.enabled ? 1 : 0);
       expect(byKind(manifests, 'HorizontalPodAutoscaler')).to.have.length(v.renderer.autoscaling.enabled && v.renderer.autoscaling.signal === 'cpu' ? 1 : 0);
       expect(byKind(manifests, 'ScaledObject')).to.have.length(v.renderer.autoscaling.enabled && v.renderer.autoscaling.signal === 'busySlots' ? 1 : 0);
       expect(byKind(manifests, 'NetworkPolicy').map((policy) => policy.metadata.labels?.['app.kubernetes.io/component']).sort()).to.deep.equal([
         ...(v.api.networkPolicy.enabled && trustsProxy(v) ? ['api'] : []),
-        ...(v.mongodb.enabled && v.mongodb.networkPolicy.enabled ? ['mongodb'] : []),
+        ...(runsMongodb && v.mongodb.networkPolicy.enabled ? ['mongodb'] : []),
+        ...(v.operator.enabled && v.operator.networkPolicy.enabled ? ['operator'] : []),
         ...(v.renderer.networkPolicy.enabled ? ['renderer'] : []),
       ]);
       expect(byKind(manifests, 'Ingress')).to.have.length(v.ingress.enabled ? 1 : 0);
@@ -138,7 +143,10 @@ describe('chart rendered by helm', function () {
       expect(renderer.renderer.chromiumSandbox, 'no sandbox under RuntimeDefault seccomp').to.equal(false);
       const values = (file ? mergeValues(defaultValues(), readYaml(file) as Values) : defaultValues()) as any;
       expect(api.mode).to.equal(values.api.mode);
-      expect(api.store.backend).to.equal(values.api.mode === 'hosted' ? 'mongo' : 'sqlite');
+      expect(api.store.backend).to.equal(values.api.mode === 'hosted' && values.store === 'mongodb' ? 'mongo' : 'sqlite');
+      if (values.api.mode === 'hosted' && values.operator.enabled) {
+        expect(api.operatorAuth.trustedServiceAccounts, 'the API trusts the operator').to.deep.equal([`${NAMESPACE}/${one(manifests, 'Deployment', 'operator').spec.template.spec.serviceAccountName}`]);
+      }
       expect(api.dashboard.trustProxy, 'TRUST_PROXY').to.equal(trustsProxy(values));
       expect(api.resultCache.maxBytes).to.equal(values.api.resultCache.maxMb * 1024 * 1024);
       if (api.resultCache.backend === 'disk') {
@@ -205,7 +213,7 @@ describe('chart rendered by helm', function () {
 
   it('gives the operator its CRDs with status and finalizers, Secrets, Events and Leases, and nothing cluster-wide beyond that', () => {
     const manifests = render();
-    const clusterRole = byKind(manifests, 'ClusterRole')[0] as Manifest;
+    const clusterRole = one(manifests, 'ClusterRole', 'operator');
     const resources = clusterRole.rules.flatMap((rule: any) => rule.resources);
     expect(resources).to.have.members(['sites', 'apikeys', 'sites/status', 'apikeys/status', 'sites/finalizers', 'apikeys/finalizers', 'secrets', 'events', 'events']);
     const leaseRole = byKind(manifests, 'Role').find((role) => role.rules.some((rule: any) => rule.resources.includes('leases'))) as Manifest;
@@ -214,7 +222,7 @@ describe('chart rendered by helm', function () {
 
   it('binds Roles in the watched namespaces only, when operator.watchNamespaces is set', () => {
     const manifests = render(undefined, ['operator.watchNamespaces={shop,blog}']);
-    expect(byKind(manifests, 'ClusterRole')).to.deep.equal([]);
+    expect(byKind(manifests, 'ClusterRole').filter((role) => role.metadata.labels?.['app.kubernetes.io/component'] === 'operator')).to.deep.equal([]);
     const namespaces = byKind(manifests, 'RoleBinding')
       .filter((binding) => binding.metadata.labels?.['app.kubernetes.io/component'] === 'operator')
       .map((binding) => binding.metadata.namespace);
@@ -232,7 +240,9 @@ describe('chart rendered by helm', function () {
     expect(envOf(api, 'POD_NAMESPACE').valueFrom.fieldRef.fieldPath).to.equal('metadata.namespace');
     const plain = render(undefined, ['api.rendererDiscovery=service']);
     expect(plain.filter((m) => m.kind === 'Role' && m.metadata.labels?.['app.kubernetes.io/component'] === 'api')).to.deep.equal([]);
-    expect(one(plain, 'Deployment', 'api').spec.template.spec.automountServiceAccountToken).to.equal(false);
+    // The token stays for the operator's TokenReviews; without the operator there is none.
+    expect(one(plain, 'Deployment', 'api').spec.template.spec.automountServiceAccountToken).to.equal(true);
+    expect(one(render(undefined, ['api.rendererDiscovery=service', 'operator.enabled=false']), 'Deployment', 'api').spec.template.spec.automountServiceAccountToken).to.equal(false);
   });
 
   it('scales renderers on busy slots with a KEDA ScaledObject when autoscaling.signal=busySlots', () => {
@@ -256,11 +266,12 @@ describe('chart rendered by helm', function () {
     expect(output).to.include('renderer.captureTimeoutSeconds');
   });
 
-  it('admits only the API and the operator to MongoDB', () => {
+  it('admits only the API to MongoDB: the operator goes through the API', () => {
     const manifests = render();
     const policy = one(manifests, 'NetworkPolicy', 'mongodb');
     const admitted = policy.spec.ingress[0].from.map((peer: any) => peer.podSelector.matchLabels['app.kubernetes.io/component']);
-    expect(admitted).to.have.members(['api', 'operator']);
+    expect(admitted).to.have.members(['api']);
+    expect(processEnv(one(manifests, 'Deployment', 'operator').spec.template.spec.containers[0])).not.to.have.any.keys('MONGODB_URI', 'DATA_DIR');
     expect(one(manifests, 'StatefulSet', 'mongodb').spec.template.metadata.labels).to.include(policy.spec.podSelector.matchLabels);
   });
 
@@ -317,8 +328,9 @@ describe('chart rendered by helm', function () {
       const [policy] = apiPolicies(manifests);
       const values = defaultValues() as any;
       expect(policy?.spec.policyTypes).to.deep.equal(['Ingress']);
+      const operator = { podSelector: { matchLabels: one(manifests, 'NetworkPolicy', 'operator').spec.podSelector.matchLabels } };
       expect(policy?.spec.ingress).to.deep.equal([
-        { from: [...values.api.networkPolicy.ingressControllerFrom, ...values.api.networkPolicy.metricsFrom], ports: [{ port: 'http', protocol: 'TCP' }] },
+        { from: [...values.api.networkPolicy.ingressControllerFrom, ...values.api.networkPolicy.metricsFrom, operator], ports: [{ port: 'http', protocol: 'TCP' }] },
       ]);
       expect(one(manifests, 'Deployment', 'api').spec.template.metadata.labels).to.include(policy?.spec.podSelector.matchLabels);
       expect(one(manifests, 'Service', 'api').spec.ports.map((port: any) => port.targetPort)).to.deep.equal(['http']);
@@ -342,6 +354,108 @@ describe('chart rendered by helm', function () {
       const { status, output } = helm(['template', RELEASE, CHART, ...TLS.flatMap((set) => ['--set', set]), '--set', 'api.networkPolicy.ingressControllerFrom=null']);
       expect(status).to.not.equal(0);
       expect(output).to.include('api.networkPolicy.ingressControllerFrom');
+    });
+  });
+
+  describe('store: embedded, and the operator through the API (issue 20)', () => {
+    const embedded = `${CHART}ci/embedded-values.yaml`;
+    const apiDeployment = (manifests: Manifest[]) => one(manifests, 'Deployment', 'api');
+    const dataVolume = (manifests: Manifest[]) => {
+      const pod = apiDeployment(manifests).spec.template.spec;
+      const config = loadApiConfig(processEnv(pod.containers[0]));
+      expect(config.store.backend).to.equal('sqlite');
+      const dataDir = config.store.backend === 'sqlite' ? config.store.dataDir : '';
+      const mount = (pod.containers[0].volumeMounts as any[]).find((m) => m.mountPath === dataDir);
+      expect(mount, 'DATA_DIR is a mounted volume').to.not.equal(undefined);
+      return (pod.volumes as any[]).find((v) => v.name === mount.name);
+    };
+
+    it('renders one API replica with the Recreate strategy, SQLite on a claim the chart creates, and no MongoDB', () => {
+      const manifests = render(undefined, ['store=embedded']);
+      const api = apiDeployment(manifests);
+      expect(api.spec.replicas).to.equal(1);
+      expect(api.spec.strategy).to.deep.equal({ type: 'Recreate' });
+      const claim = one(manifests, 'PersistentVolumeClaim', 'api');
+      expect(claim.spec).to.deep.equal({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } });
+      expect(dataVolume(manifests)).to.deep.equal({ name: 'data', persistentVolumeClaim: { claimName: claim.metadata.name } });
+      expect(byKind(manifests, 'StatefulSet')).to.deep.equal([]);
+      expect(manifests.filter((m) => m.metadata.labels?.['app.kubernetes.io/component'] === 'mongodb')).to.deep.equal([]);
+      expect(envOf(api.spec.template.spec.containers[0], 'MONGODB_URI')).to.equal(undefined);
+      expect(apiDeployment(render(embedded)).spec.replicas).to.equal(1);
+    });
+
+    it('puts the embedded store on an emptyDir without persistence, or on an existing claim', () => {
+      const ephemeral = render(undefined, ['store=embedded', 'embeddedStore.persistence.enabled=false']);
+      expect(dataVolume(ephemeral)).to.deep.equal({ name: 'data', emptyDir: { sizeLimit: '1Gi' } });
+      expect(byKind(ephemeral, 'PersistentVolumeClaim')).to.deep.equal([]);
+      const existing = render(undefined, ['store=embedded', 'embeddedStore.persistence.existingClaim=vf-data']);
+      expect(dataVolume(existing)).to.deep.equal({ name: 'data', persistentVolumeClaim: { claimName: 'vf-data' } });
+      expect(byKind(existing, 'PersistentVolumeClaim')).to.deep.equal([]);
+    });
+
+    it('refuses store=embedded with more than one API replica (values.schema.json), and keeps 2 replicas and a rolling update on MongoDB', () => {
+      const refused = helm(['template', RELEASE, CHART, '--set', 'store=embedded', '--set', 'api.replicas=2']);
+      expect(refused.status).to.not.equal(0);
+      expect(refused.output).to.include('/api/replicas');
+      expect(apiDeployment(render(undefined, ['store=embedded', 'api.replicas=1'])).spec.replicas).to.equal(1);
+      const mongo = apiDeployment(render());
+      expect(mongo.spec.replicas).to.equal(2);
+      expect(mongo.spec.strategy).to.equal(undefined);
+      expect(apiDeployment(render(undefined, ['api.replicas=3'])).spec.replicas).to.equal(3);
+    });
+
+    it('gives the operator no store setting, the API Service as API_URL, and a projected token for the API\'s audience', () => {
+      const manifests = render(embedded);
+      const pod = one(manifests, 'Deployment', 'operator').spec.template.spec;
+      const env = processEnv(pod.containers[0]);
+      expect(env).not.to.have.any.keys('MONGODB_URI', 'DATA_DIR');
+      const config = loadOperatorConfig({ ...env, POD_NAMESPACE: NAMESPACE });
+      const service = one(manifests, 'Service', 'api');
+      expect(config.api.url.href).to.equal(new URL(`http://${service.metadata.name}:${service.spec.ports[0].port}/`).href);
+      const mount = (pod.containers[0].volumeMounts as any[]).find((m) => config.api.tokenFile?.startsWith(`${m.mountPath}/`));
+      const volume = (pod.volumes as any[]).find((v) => v.name === mount.name);
+      const apiConfig = loadApiConfig(processEnv(apiDeployment(manifests).spec.template.spec.containers[0]));
+      expect(volume.projected.sources).to.deep.equal([{ serviceAccountToken: { path: 'token', audience: apiConfig.operatorAuth.audience, expirationSeconds: 3600 } }]);
+      expect(config.api.audience).to.equal(apiConfig.operatorAuth.audience);
+      expect(apiConfig.operatorAuth.trustedServiceAccounts).to.deep.equal([`${NAMESPACE}/${pod.serviceAccountName}`]);
+    });
+
+    it('lets the API create TokenReviews (a ClusterRole, nothing else), and the operator create no tokens', () => {
+      const manifests = render(embedded);
+      const role = one(manifests, 'ClusterRole', 'api');
+      expect(role.rules).to.deep.equal([{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }]);
+      expect(one(manifests, 'ClusterRoleBinding', 'api').subjects).to.deep.equal([{ kind: 'ServiceAccount', name: apiDeployment(manifests).metadata.name, namespace: NAMESPACE }]);
+      expect(apiDeployment(manifests).spec.template.spec.automountServiceAccountToken).to.equal(true);
+      const operatorRules = manifests
+        .filter((m) => (m.kind === 'ClusterRole' || m.kind === 'Role') && m.metadata.labels?.['app.kubernetes.io/component'] === 'operator')
+        .flatMap((m) => m.rules.flatMap((rule: any) => rule.resources));
+      expect(operatorRules).not.to.include('serviceaccounts/token');
+      expect(operatorRules).not.to.include('tokenreviews');
+      const withoutOperator = render(undefined, ['operator.enabled=false', 'api.rendererDiscovery=service']);
+      expect(byKind(withoutOperator, 'ClusterRole')).to.deep.equal([]);
+      expect(envOf(apiDeployment(withoutOperator).spec.template.spec.containers[0], 'OPERATOR_SERVICE_ACCOUNTS')).to.equal(undefined);
+      expect(apiDeployment(withoutOperator).spec.template.spec.automountServiceAccountToken).to.equal(false);
+    });
+
+    it("lets the operator reach the API's pods on their port, DNS and the Kubernetes API, and only the scrapers reach it", () => {
+      const manifests = render(embedded);
+      const policy = one(manifests, 'NetworkPolicy', 'operator');
+      expect(policy.spec.policyTypes).to.deep.equal(['Ingress', 'Egress']);
+      const [toApi, dns, kubernetes] = policy.spec.egress;
+      expect(apiDeployment(manifests).spec.template.metadata.labels).to.include(toApi.to[0].podSelector.matchLabels);
+      expect(toApi.ports).to.deep.equal([{ port: apiDeployment(manifests).spec.template.spec.containers[0].ports[0].containerPort, protocol: 'TCP' }]);
+      expect(dns.ports.map((port: any) => port.port)).to.deep.equal([53, 53]);
+      expect(kubernetes).to.deep.equal({ ports: [{ port: 443, protocol: 'TCP' }, { port: 6443, protocol: 'TCP' }] });
+      expect(policy.spec.ingress).to.deep.equal([{ from: (defaultValues() as any).operator.networkPolicy.metricsFrom, ports: [{ port: 'http', protocol: 'TCP' }] }]);
+      expect(one(manifests, 'Deployment', 'operator').spec.template.metadata.labels).to.include(policy.spec.podSelector.matchLabels);
+    });
+
+    it('says in NOTES.txt how to create the first account with kubectl exec', () => {
+      const { status, output, stdout } = helm(['install', RELEASE, CHART, '--namespace', NAMESPACE, '--dry-run=client', '-f', embedded]);
+      expect(status, output).to.equal(0);
+      const notes = stdout.slice(stdout.indexOf('NOTES:'));
+      expect(notes).to.include(`kubectl -n ${NAMESPACE} exec deploy/${RELEASE}-viewfinder-api -- node bin/viewfinder.ts accounts create "Acme"`);
+      expect(notes).to.include('The store is embedded');
     });
   });
 

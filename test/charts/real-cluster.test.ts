@@ -170,6 +170,17 @@ describe('the chart on a real API server (KUBECONFIG)', function () {
     }
   });
 
+  it("accepts the embedded store's PersistentVolumeClaim (store=embedded with persistence) in a server-side dry run", async () => {
+    const namespace = await newNamespace();
+    const rendered = helm(['template', `vf${randomBytes(3).toString('hex')}`, CHART, '--namespace', namespace, '--set', 'store=embedded']);
+    expect(rendered.status, rendered.output).to.equal(0);
+    const objects = manifestsOf(rendered.stdout);
+    expect(objects.filter((object) => object.kind === 'PersistentVolumeClaim')).to.have.length(1);
+    const applied = kubectl(['apply', '--dry-run=server', '-f', '-'], asList(objects, namespace));
+    expect(applied.status, applied.output).to.equal(0);
+    expect(applied.stdout.trim().split('\n'), applied.output).to.have.length(objects.length);
+  });
+
   const valueFiles: (string | undefined)[] = [undefined, ...ciValueFiles()];
   for (const file of valueFiles) {
     const label = file ? `ci/${basename(file)}` : 'values.yaml';

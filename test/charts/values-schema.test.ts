@@ -62,11 +62,22 @@ describe('chart values.schema.json', () => {
     expect(errorsOf(mergeValues(defaultValues(), { api: { networkPolicy: { ingressControllerFrom: 'ingress-nginx' } } }))).to.match(/^\/api\/networkPolicy\/ingressControllerFrom must be array/m);
   });
 
+  it('allows store=embedded only with one API replica (api.replicas empty or 1), and any number on MongoDB', () => {
+    const withStore = (store: string, replicas: number | null) => errorsOf(mergeValues(defaultValues(), { store, api: { replicas } }));
+    expect(withStore('embedded', null)).to.equal('');
+    expect(withStore('embedded', 1)).to.equal('');
+    expect(withStore('embedded', 2)).to.match(/^\/api\/replicas must be <= 1/m);
+    expect(withStore('mongodb', 5)).to.equal('');
+    expect(errorsOf(mergeValues(defaultValues(), { store: 'sqlite' }))).to.match(/^\/store must be equal to one of the allowed values/m);
+  });
+
   it('closes every object: additionalProperties is false, or a typed schema for maps (labels, env)', () => {
     const open = objectNodes(schema)
       .filter(({ node }) => node.additionalProperties === undefined || node.additionalProperties === true)
       // Kubernetes types passed through as they are (affinity terms), checked by the API server.
       .filter(({ node }) => !String(node.$comment ?? '').startsWith('passthrough'))
+      // The top-level allOf conditions (if/then) only narrow values that the closed schema above describes.
+      .filter(({ pointer }) => !pointer.startsWith('#/allOf/'))
       .map(({ pointer }) => pointer);
     expect(open).to.deep.equal([]);
   });

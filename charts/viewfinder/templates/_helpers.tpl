@@ -61,9 +61,34 @@ app.kubernetes.io/component: {{ .component }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
 
-{{/* The Secret (name and key) that holds MONGODB_URI; empty when there is no MongoDB. */}}
+{{/* "true" when the chart runs MongoDB: it is enabled and the store is on it (not store=embedded). */}}
+{{- define "viewfinder.runsMongodb" -}}
+{{- and .Values.mongodb.enabled (eq .Values.store "mongodb") -}}
+{{- end -}}
+
+{{/* "true" when the API reviews the operator's ServiceAccount tokens (TokenReview): hosted mode with the operator. */}}
+{{- define "viewfinder.apiReviewsTokens" -}}
+{{- and (eq .Values.api.mode "hosted") .Values.operator.enabled -}}
+{{- end -}}
+
+{{/* "true" when the API's pod has a DATA_DIR volume: self-hosted mode (the result cache) or store=embedded (SQLite). */}}
+{{- define "viewfinder.apiHasDataVolume" -}}
+{{- or (eq .Values.api.mode "self-hosted") (eq .Values.store "embedded") -}}
+{{- end -}}
+
+{{/* The number of API pods: api.replicas, or 2 on MongoDB and 1 on the embedded store when it is empty. */}}
+{{- define "viewfinder.apiReplicas" -}}
+{{- if kindIs "invalid" .Values.api.replicas -}}
+{{- ternary 1 2 (eq .Values.store "embedded") -}}
+{{- else -}}
+{{- .Values.api.replicas -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret (name and key) that holds MONGODB_URI; empty when there is no MongoDB (or store=embedded). */}}
 {{- define "viewfinder.mongodbSecretName" -}}
-{{- if .Values.mongodb.enabled -}}
+{{- if eq .Values.store "embedded" -}}
+{{- else if .Values.mongodb.enabled -}}
 {{- include "viewfinder.componentName" (dict "root" . "component" "mongodb") -}}
 {{- else if .Values.mongodb.external.existingSecret -}}
 {{- .Values.mongodb.external.existingSecret -}}
@@ -118,10 +143,13 @@ Call with (dict "root" $ "secret" name "key" key "length" n).
   value: {{ .Values.shutdownTimeoutSeconds | mul 1000 | quote }}
 {{- end -}}
 
-{{/* MONGODB_URI from its Secret, when there is a MongoDB. */}}
+{{/* The API's store in hosted mode: DATA_DIR on its volume with store=embedded, else MONGODB_URI from its Secret. */}}
 {{- define "viewfinder.storeEnv" -}}
 {{- $secret := include "viewfinder.mongodbSecretName" . -}}
-{{- if $secret -}}
+{{- if eq .Values.store "embedded" -}}
+- name: DATA_DIR
+  value: {{ include "viewfinder.apiDataDir" . | quote }}
+{{- else if $secret -}}
 - name: MONGODB_URI
   valueFrom:
     secretKeyRef:
@@ -152,7 +180,7 @@ Secure although the API itself only sees plain HTTP from the ingress controller.
 {{- end -}}
 {{- end -}}
 
-{{/* Where DATA_DIR is mounted in the API's pod (self-hosted mode: the result cache's files). */}}
+{{/* Where DATA_DIR is mounted in the API's pod (self-hosted mode: the result cache's files; store=embedded: the SQLite store too). */}}
 {{- define "viewfinder.apiDataDir" -}}
 /var/lib/viewfinder
 {{- end -}}
@@ -186,11 +214,11 @@ the kubelet evicts the pod, so the margin must cover what the bound does not.
 
 {{/* Checks that stop an install which could not work, with a message that says what to set. */}}
 {{- define "viewfinder.validate" -}}
-{{- if and (eq .Values.api.mode "hosted") (not (include "viewfinder.mongodbSecretName" .)) -}}
-{{- fail "api.mode=hosted needs a store shared by every replica: set mongodb.enabled=true, or mongodb.external.existingSecret (a Secret holding MONGODB_URI)" -}}
+{{- if and (eq .Values.api.mode "hosted") (eq .Values.store "mongodb") (not (include "viewfinder.mongodbSecretName" .)) -}}
+{{- fail "api.mode=hosted on store=mongodb needs a store shared by every replica: set mongodb.enabled=true, or mongodb.external.existingSecret (a Secret holding MONGODB_URI), or store=embedded for one API replica on SQLite" -}}
 {{- end -}}
-{{- if and .Values.operator.enabled (not (include "viewfinder.mongodbSecretName" .)) -}}
-{{- fail "operator.enabled=true needs the store the API reads: set mongodb.enabled=true, or mongodb.external.existingSecret" -}}
+{{- if and (eq .Values.store "embedded") (gt (int (include "viewfinder.apiReplicas" .)) 1) -}}
+{{- fail "store=embedded keeps SQLite on the one API pod's volume: set api.replicas=1 (or leave it empty), or store=mongodb for more replicas" -}}
 {{- end -}}
 {{- if and .Values.operator.enabled (ne .Values.api.mode "hosted") -}}
 {{- fail "operator.enabled=true needs api.mode=hosted: Sites and ApiKeys are hosted-mode objects (or set operator.enabled=false)" -}}

@@ -12,6 +12,7 @@ import { instrumentRenderer } from '../../renderer/src/metrics.ts';
 import { createChromiumRenderer } from '../../renderer/src/pool.ts';
 import type { Renderer } from '../../renderer/src/renderer.ts';
 import { createApp } from './app.ts';
+import { cachedReviewer, kubeTokenReviewer } from './auth/operator-token.ts';
 import { loadApiConfig, type ApiConfig } from './config.ts';
 import { watchRendererEndpointSlices } from './endpoint-slices.ts';
 import { instrumentStore } from './metrics.ts';
@@ -46,11 +47,18 @@ try {
   reportCacheSize(() => resultCache.sizeBytes());
   logger.info({ resultCache: describeResultCache(config.resultCache), maxBytes: config.resultCache.maxBytes }, 'Results with a cacheTtl are cached (opened on first use)');
   const { renderer, rendererRegistry } = await createRenderer(config, logger);
+  const { operatorAuth } = config;
+  // Only an API that trusts a ServiceAccount needs the Kubernetes API (KUBECONFIG, or the pod's own account).
+  const tokenReviewer =
+    config.mode === 'hosted' && operatorAuth.trustedServiceAccounts.length > 0
+      ? cachedReviewer(kubeTokenReviewer(loadKubeConfig(), operatorAuth.audience), operatorAuth.reviewCacheMs)
+      : undefined;
+  if (tokenReviewer) logger.info({ trusted: operatorAuth.trustedServiceAccounts, audience: operatorAuth.audience }, 'The operator routes admit these ServiceAccounts (TokenReview)');
   runService({
     config,
     logger,
     describe: { mode: config.mode, auth: config.mode === 'hosted' ? 'hosted-keys' : config.apiKey ? 'api-key' : 'none', renderer: config.remoteRenderer ? 'remote' : 'in-process' },
-    createApp: (isShuttingDown) => createApp({ config, renderer, logger, store, resultCache, isShuttingDown, ...(rendererRegistry ? { rendererRegistry } : {}) }),
+    createApp: (isShuttingDown) => createApp({ config, renderer, logger, store, resultCache, isShuttingDown, ...(rendererRegistry ? { rendererRegistry } : {}), ...(tokenReviewer ? { tokenReviewer } : {}) }),
     close: async () => {
       await renderer.close();
       await store?.close();

@@ -7,6 +7,7 @@ import type { Logger } from '../../../../lib/logger.ts';
 import { openStore } from '../../../../lib/store/open.ts';
 import type { Account, Store } from '../../../../lib/store/store.ts';
 import { createApp } from '../../../../services/api/src/app.ts';
+import type { TokenReviewer } from '../../../../services/api/src/auth/operator-token.ts';
 import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
 
@@ -33,14 +34,20 @@ export interface HostedHarness {
 }
 
 export async function startHosted(
-  options: { env?: Record<string, string>; logger?: Logger; dataDir?: string; renderer?: Renderer } = {},
+  options: { env?: Record<string, string>; logger?: Logger; dataDir?: string; renderer?: Renderer; tokenReviewer?: TokenReviewer } = {},
 ): Promise<HostedHarness> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'viewfinder-hosted-'));
   const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, ...options.env });
   const store = await openStore(config.store);
   const account = await store.createAccount({ name: 'Acme' });
   const { secret: fullKey } = await store.createKey({ accountId: account.id, name: 'admin', kind: 'full' });
-  const app = createApp({ config, renderer: options.renderer ?? (await sharedRenderer()), logger: options.logger ?? silentLogger, store });
+  const app = createApp({
+    config,
+    renderer: options.renderer ?? (await sharedRenderer()),
+    logger: options.logger ?? silentLogger,
+    store,
+    ...(options.tokenReviewer ? { tokenReviewer: options.tokenReviewer } : {}),
+  });
 
   const api = (key?: string) => {
     const withKey = (test: request.Test) => (key === undefined ? test : test.set('X-API-Key', key));
