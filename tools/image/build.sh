@@ -13,6 +13,7 @@
 #   BUILD_CA_FILE  a CA bundle the build's npm trusts, given as a build secret and never stored in
 #                  the image (default: NODE_EXTRA_CA_CERTS, for a TLS-inspecting proxy the host trusts)
 #   VIEWFINDER_CACHE_DIR  where made bases are kept (${XDG_CACHE_HOME:-~/.cache}/viewfinder)
+#   BASE_PULL_TIMEOUT     seconds buildah may try to pull BASE_IMAGE before making the base (60)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
