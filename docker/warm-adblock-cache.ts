@@ -4,7 +4,7 @@
  * (a cold parse costs seconds at every start). Usage: node docker/warm-adblock-cache.ts <dir>
  */
 import { createLogger } from '../lib/logger.ts';
-import { loadAdblockEngine } from '../services/renderer/src/capture/remove-ads/adblock-engine.ts';
+import { loadRemoveAdsEngine } from '../services/renderer/src/capture/remove-ads/page-cleaner.ts';
 import { loadRendererConfig } from '../services/renderer/src/config.ts';
 
 const cacheDir = process.argv[2];
@@ -13,7 +13,8 @@ if (!cacheDir) {
   process.exit(2);
 }
 const config = loadRendererConfig(process.env);
-const engine = await loadAdblockEngine({ listsDir: config.filterListsDir, cacheDir, log: createLogger({ name: 'warm-adblock-cache' }) });
+// The very engine the renderer loads (same lists, same cache key), or the cache is dead weight.
+const engine = await loadRemoveAdsEngine({ filterListsDir: config.filterListsDir, adblockCacheDir: cacheDir }, createLogger({ name: 'warm-adblock-cache' }));
 if (!engine) {
   console.error(`warm-adblock-cache: no filter lists under ${config.filterListsDir}`);
   process.exit(1);

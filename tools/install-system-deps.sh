@@ -2,7 +2,8 @@
 # Installs the Debian packages Viewfinder needs at run time: Chromium, fonts that cover
 # Latin, CJK and emoji, and the filter lists shipped with uBlock Origin; plus any package named on
 # the command line (the Makefile's test-deps passes `prometheus`, for Prometheus and promtool, and
-# `poppler-utils`, for the PDF tests).
+# `poppler-utils`, for the PDF tests; image-deps passes `buildah debootstrap runc`, for make image
+# where no Docker engine runs).
 # It never downloads a browser of its own. It refuses to go on if apt would remove Node.js,
 # because some Debian packages (nodejs-doc, node-*) replace the machine's Node and npm.
 set -euo pipefail
@@ -25,4 +26,5 @@ if grep -qE '^Remv (nodejs|npm)\b' <<<"$plan"; then
   exit 1
 fi
 echo "install-system-deps: apt-get install ${packages[*]}"
-as_root apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+# Another apt-get (a parallel job, unattended-upgrades) may hold the lock: wait for it rather than fail.
+as_root apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends "${packages[@]}" >/dev/null

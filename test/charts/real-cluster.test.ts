@@ -15,7 +15,10 @@ import { CHART, REPO, ciValueFiles, defaultValues, mergeValues, readYaml, type V
  * kubelet), so the checks are on the objects, not on workloads running.
  */
 
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> } };
+
+/** What helm uninstall leaves on purpose (the MongoDB Secret, beside the PVC Kubernetes keeps). */
+const keptByHelm = (object: Manifest) => object.metadata.annotations?.['helm.sh/resource-policy'] === 'keep';
 
 const manifestsOf = (text: string): Manifest[] =>
   parseAllDocuments(text)
@@ -109,6 +112,57 @@ describe('the chart on a real API server (KUBECONFIG)', function () {
     for (const name of standIns) kubectl(['delete', 'crd', name, '--ignore-not-found']);
   });
 
+  it("keeps MongoDB's Secret through helm uninstall, so a reinstall gets the password its kept volume was made with", async () => {
+    const namespace = await newNamespace();
+    const release = `vf${randomBytes(3).toString('hex')}`;
+    releases.push({ release, namespace });
+    const secret = () => kubectl(['get', 'secret', `${release}-viewfinder-mongodb`, '--namespace', namespace, '-o', 'jsonpath={.data.mongodb-root-password}']);
+    expect(helm(['install', release, CHART, '--namespace', namespace]).status).to.equal(0);
+    const password = secret().stdout;
+    expect(password).to.have.length.above(20);
+    const uninstalled = helm(['uninstall', release, '--namespace', namespace]);
+    expect(uninstalled.status, uninstalled.output).to.equal(0);
+    expect(secret().stdout, 'the Secret survives helm uninstall').to.equal(password);
+    const reinstalled = helm(['install', release, CHART, '--namespace', namespace]);
+    expect(reinstalled.status, reinstalled.output).to.equal(0);
+    expect(secret().stdout, 'the reinstall reads the same password').to.equal(password);
+  });
+
+  it('owns replicas: after kubectl scale, helm upgrade (server-side apply) stops on the conflict, and --force-conflicts takes the count back, as the docs say', async () => {
+    const namespace = await newNamespace();
+    const release = `vf${randomBytes(3).toString('hex')}`;
+    releases.push({ release, namespace });
+    const values = ['-f', `${CHART}/ci/self-hosted-values.yaml`, '--set', 'renderer.replicas=2'];
+    const renderer = `deployment/${release}-viewfinder-renderer`;
+    const replicas = () => kubectl(['get', renderer, '--namespace', namespace, '-o', 'jsonpath={.spec.replicas}']).stdout;
+    expect(helm(['install', release, CHART, '--namespace', namespace, ...values]).status).to.equal(0);
+    expect(kubectl(['scale', renderer, '--namespace', namespace, '--replicas=3']).status).to.equal(0);
+    const conflicted = helm(['upgrade', release, CHART, '--namespace', namespace, ...values, '--set', 'renderer.replicas=4']);
+    expect(conflicted.status).to.not.equal(0);
+    expect(conflicted.output).to.include('conflict with "kubectl" with subresource "scale"').and.include('.spec.replicas');
+    const forced = helm(['upgrade', release, CHART, '--namespace', namespace, ...values, '--set', 'renderer.replicas=4', '--force-conflicts']);
+    expect(forced.status, forced.output).to.equal(0);
+    expect(replicas()).to.equal('4');
+    // From then on the chart owns the field again: a plain upgrade goes through.
+    const plain = helm(['upgrade', release, CHART, '--namespace', namespace, ...values, '--set', 'renderer.replicas=5']);
+    expect(plain.status, plain.output).to.equal(0);
+    expect(replicas()).to.equal('5');
+  });
+
+  it("leaves the renderer's replicas to the HPA with autoscaling on: an upgrade after it scaled goes through and keeps its count", async () => {
+    const namespace = await newNamespace();
+    const release = `vf${randomBytes(3).toString('hex')}`;
+    releases.push({ release, namespace });
+    const values = ['-f', `${CHART}/ci/self-hosted-values.yaml`, '--set', 'renderer.autoscaling.enabled=true'];
+    const renderer = `deployment/${release}-viewfinder-renderer`;
+    expect(helm(['install', release, CHART, '--namespace', namespace, ...values]).status).to.equal(0);
+    // What the HPA controller does: it writes the scale subresource (no metrics-server here to make it).
+    expect(kubectl(['scale', renderer, '--namespace', namespace, '--replicas=6']).status).to.equal(0);
+    const upgraded = helm(['upgrade', release, CHART, '--namespace', namespace, ...values, '--set', 'logLevel=debug']);
+    expect(upgraded.status, upgraded.output).to.equal(0);
+    expect(kubectl(['get', renderer, '--namespace', namespace, '-o', 'jsonpath={.spec.replicas}']).stdout).to.equal('6');
+  });
+
   it('applies crds/ with kubectl, and applies it again as an upgrade does', () => {
     for (const round of ['first', 'second']) {
       const { status, output } = kubectl(['apply', '-f', `${REPO}crds/`]);
@@ -168,10 +222,17 @@ describe('the chart on a real API server (KUBECONFIG)', function () {
 
       const uninstalled = helm(['uninstall', release, '--namespace', namespace]);
       expect(uninstalled.status, uninstalled.output).to.equal(0);
+      const removed = asList(objects.filter((object) => !keptByHelm(object)), namespace);
       await waitFor('every object of the release to be gone', () => {
-        const left = kubectl(['get', '-f', '-', '-o', 'name', '--ignore-not-found'], list);
+        const left = kubectl(['get', '-f', '-', '-o', 'name', '--ignore-not-found'], removed);
         return left.status === 0 && left.stdout.trim() === '';
       }, 300, 200);
+      const kept = objects.filter(keptByHelm);
+      expect(kept.map((object) => `${object.kind}/${object.metadata.name}`), 'only the MongoDB Secret is kept').to.satisfy((names: string[]) => names.every((name) => /^Secret\/.*mongodb$/.test(name)));
+      if (kept.length > 0) {
+        const left = kubectl(['get', '-f', '-', '-o', 'name'], asList(kept, namespace));
+        expect(left.stdout.trim().split('\n'), left.output).to.have.length(kept.length);
+      }
     });
   }
 });

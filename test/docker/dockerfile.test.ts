@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { closedPort } from '../support/fixture-server.ts';
 
 /**
- * There is no Docker engine here (CI builds the image): the Dockerfile's essentials are checked
- * from its text, and its HEALTHCHECK script is run for real against loopback servers.
+ * The Dockerfile's essentials are checked from its text (the real-node leg, test/node/, builds and
+ * runs the image), and its HEALTHCHECK script is run for real against loopback servers.
  */
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const dockerfile = readFileSync(`${REPO}Dockerfile`, 'utf8');
@@ -24,10 +24,20 @@ const all = (keyword: string) => instructions.filter((line) => line.toUpperCase(
 const last = (keyword: string) => all(keyword).at(-1) ?? '';
 
 describe('Dockerfile', () => {
-  it('builds every stage from node:24-bookworm-slim', () => {
+  it('builds every stage from the BASE_IMAGE argument, node:24-bookworm-slim unless make image says otherwise', () => {
     const bases = all('FROM').map((line) => line.split(/\s+/)[1]);
     expect(bases).to.not.be.empty;
-    expect(new Set(bases)).to.deep.equal(new Set(['node:24-bookworm-slim']));
+    expect(new Set(bases)).to.deep.equal(new Set(['${BASE_IMAGE}']));
+    // A global ARG (before the first FROM) is the only kind FROM can use.
+    expect(instructions.indexOf('ARG BASE_IMAGE=node:24-bookworm-slim')).to.be.within(0, instructions.findIndex((line) => line.startsWith('FROM ')));
+  });
+
+  it('trusts an extra CA bundle in npm ci only through a build secret, never a layer (ARG, ENV or COPY)', () => {
+    const npmCi = all('RUN').find((line) => /npm ci\b/.test(line)) ?? '';
+    expect(npmCi).to.match(/^RUN --mount=type=secret,id=build-ca /);
+    expect(npmCi).to.include('NODE_EXTRA_CA_CERTS=/run/secrets/build-ca');
+    expect(dockerfile).to.not.match(/^(ENV|ARG)\s+.*(NODE_EXTRA_CA_CERTS|SSL_CERT)/m);
+    expect(all('COPY').join(' ')).to.not.match(/ca-certificates|\.crt|\.pem/);
   });
 
   it("installs Debian's chromium, the fonts, uBlock Origin's lists and tini with apt-get", () => {

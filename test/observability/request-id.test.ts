@@ -63,6 +63,14 @@ describe('structured logs across the API and the renderer service', () => {
     expect(linesWith(rendererLog, response.headers['x-request-id'] as string)).to.have.length(1);
   });
 
+  it("logs the API's renderer status polls (GET /v1/status, every 2 s per renderer) at debug, not info", async () => {
+    await remote.probe();
+    await remote.probe();
+    const polls = rendererLog.lines().filter((line) => line.path === '/v1/status');
+    expect(polls.length, 'the probes reached the renderer').to.be.at.least(2);
+    expect(polls.map((line) => line.level)).to.satisfy((levels: number[]) => levels.every((level) => level === 20));
+  });
+
   it('never writes API_KEY or RENDERER_TOKEN, also when a client sends a wrong key', async () => {
     expect((await capture({ 'X-API-Key': `${API_KEY}-wrong` })).status).to.equal(401);
     expect((await capture({ Authorization: `Bearer ${API_KEY}` })).status).to.equal(200);

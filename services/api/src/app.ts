@@ -57,7 +57,9 @@ export function createApp(deps: AppDeps): Koa {
 
   const routes: Route[] = [
     { method: 'GET', path: '/healthz', handlers: [healthz] },
-    { method: 'GET', path: '/readyz', handlers: [readyz(() => renderer.isReady() && !isShuttingDown())] },
+    // With a renderer tier (RENDERER_URL or EndpointSlices) the API stays ready while no renderer is:
+    // captures then answer 503 with Retry-After, instead of the Service losing every endpoint.
+    { method: 'GET', path: '/readyz', handlers: [readyz(() => (config.remoteRenderer !== undefined || renderer.isReady()) && !isShuttingDown())] },
     { method: 'GET', path: '/metrics', handlers: [metricsEndpoint(deps.rendererRegistry ? Registry.merge([apiRegistry, deps.rendererRegistry]) : apiRegistry)] },
   ];
   if (config.mode === 'self-hosted') {

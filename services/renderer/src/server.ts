@@ -48,7 +48,8 @@ export function createRendererServer(deps: RendererServerDeps): Koa {
   ]);
 
   const app = new Koa();
-  app.use(requestContext(logger));
+  // The API polls GET /v1/status every probeIntervalMs (2 s) from every API pod.
+  app.use(requestContext(logger, [STATUS_PATH]));
   app.use(httpMetrics(createHttpRequestDuration(registry)));
   app.use(errorTranslator(logger, deps.bodyLimitBytes));
   app.use(router.routes());

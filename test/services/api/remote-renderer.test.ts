@@ -189,19 +189,20 @@ describe('dispatch to renderer services (RENDERER_URL, real Chromium behind HTTP
     expect(retried()).to.include({ renderer: new URL(first.url).origin, retryOn: new URL(second.url).origin, reason: 'ECONNREFUSED' });
   });
 
-  it('answers 503 with Retry-After when no renderer is ready, and the API /readyz says 503', async () => {
+  it('answers 503 with Retry-After when no renderer is ready, while the API /readyz stays 200 (it stays in its Service)', async () => {
     const { app } = await remoteApp([`http://127.0.0.1:${await closedPort()}`]);
     const response = await capture(app, { url: fixtures.url('/simple') });
     expect(response.status).to.equal(503);
     expect(response.headers['retry-after']).to.equal('5');
     expect(response.body).to.deep.equal({ success: false, error: 'Service unavailable: no renderer is ready' });
-    expect((await request(app.callback()).get('/readyz')).status).to.equal(503);
+    const readiness = await request(app.callback()).get('/readyz');
+    expect({ status: readiness.status, body: readiness.body }).to.deep.equal({ status: 200, body: { status: 'ready' } });
   });
 
-  it('picks up a renderer that becomes ready later, through its /readyz probe', async () => {
+  it('picks up a renderer that becomes ready later, through its status probe', async () => {
     const port = await closedPort();
     const { app, renderer } = await remoteApp([`http://127.0.0.1:${port}`], { RENDERER_PROBE_INTERVAL_MS: '100' });
-    expect((await request(app.callback()).get('/readyz')).status).to.equal(503);
+    expect((await capture(app, { url: fixtures.url('/simple') })).status).to.equal(503);
     services.push(await startRendererService(await sharedRenderer(), { port }));
     await eventually('the API saw the renderer ready', () => renderer.isReady());
     expect((await request(app.callback()).get('/readyz')).status).to.equal(200);

@@ -6,7 +6,7 @@ export const healthz: Middleware = (ctx) => {
   ctx.body = { status: 'ok' };
 };
 
-/** GET /readyz: the browser pool can take a capture now, and the service is not shutting down. */
+/** GET /readyz: the service can take requests now (its in-process browser pool is warm), and is not shutting down. */
 export function readyz(isReady: () => boolean): Middleware {
   return (ctx) => {
     if (!isReady()) throw new ServiceUnavailable('Not ready: the browser pool is starting or the service is shutting down');

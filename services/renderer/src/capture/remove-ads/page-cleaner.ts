@@ -2,7 +2,7 @@ import type { Page } from 'puppeteer-core';
 import type { Logger } from '../../../../../lib/logger.ts';
 import type { PageCleaner } from '../capture-page.ts';
 import { enableAdBlocking, type AdBlocking } from './ad-blocking.ts';
-import { COOKIE_NOTICE_LIST, loadAdblockEngine } from './adblock-engine.ts';
+import { COOKIE_NOTICE_LIST, loadAdblockEngine, type AdblockEngine } from './adblock-engine.ts';
 import { createConsentHandling, loadConsentScripts } from './consent.ts';
 import { answerNotices, answerNoticesThenSweep, hideNoticesLeft } from './notice-sweep.ts';
 import { sweepOverlays } from './overlay-sweep.ts';
@@ -23,6 +23,14 @@ export interface RemoveAdsCleaner extends PageCleaner {
 }
 
 /**
+ * The ad-blocking engine removeAds uses: Debian's lists and the cookie-notice list. The image's
+ * build step (docker/warm-adblock-cache.ts) calls this too, so that it caches exactly this engine.
+ */
+export function loadRemoveAdsEngine(options: PageCleanerOptions, log: Logger): Promise<AdblockEngine | undefined> {
+  return loadAdblockEngine({ listsDir: options.filterListsDir, packagedLists: [COOKIE_NOTICE_LIST], cacheDir: options.adblockCacheDir, log });
+}
+
+/**
  * What `removeAds: true` does, built once per process: ads and trackers blocked from EasyList,
  * EasyPrivacy and uBlock's lists, and cookie notices hidden with EasyList's cookie rules; consent
  * banners opted out of with autoconsent once the page is ready; then a generic pass over the
@@ -30,7 +38,7 @@ export interface RemoveAdsCleaner extends PageCleaner {
  */
 export async function createPageCleaner(options: PageCleanerOptions, logger: Logger): Promise<RemoveAdsCleaner> {
   const log = logger.child({ component: 'remove-ads' });
-  const engine = await loadAdblockEngine({ listsDir: options.filterListsDir, packagedLists: [COOKIE_NOTICE_LIST], cacheDir: options.adblockCacheDir, log });
+  const engine = await loadRemoveAdsEngine(options, log);
   const blocker = engine?.blocker;
   const consent = createConsentHandling(loadConsentScripts());
   const sessions = new WeakMap<Page, AdBlocking>();

@@ -1,0 +1,268 @@
+/**
+ * The real node's leg (test/node/*.test.ts): pods of the chart running in real containers on the
+ * single-node cluster of ../shared/k8s/node, which `bash .ci/run` starts. Helpers shared by its files:
+ * whether a node is there (and why not), the image built with `make image`'s script and loaded into
+ * the node once per run, pods and their readiness, and clients that capture through a Service.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CoreV1Api, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { helm, kubectl } from '../support/k8s-tools.ts';
+
+export const REPO = fileURLToPath(new URL('../../', import.meta.url));
+export const CHART = `${REPO}charts/viewfinder`;
+/** ../shared/k8s/node beside the clone, or K8S_NODE_DIR (.ci/run sets it). */
+export const LOAD_IMAGE = path.join(process.env.K8S_NODE_DIR ?? path.resolve(REPO, '../shared/k8s/node'), 'load-image.sh');
+/** The image the leg builds and the chart runs (pullPolicy Never: the node has no registry). */
+export const IMAGE = { repository: 'viewfinder', tag: 'node-ci' };
+export const IMAGE_ARGS = ['--set', `image.repository=${IMAGE.repository}`, '--set', `image.tag=${IMAGE.tag}`, '--set', 'image.pullPolicy=Never'];
+
+/**
+ * The node's STATE_DIR (load-image.sh needs it): VIEWFINDER_NODE_STATE, else the folder of a
+ * KUBECONFIG that up.sh wrote. Undefined, with the reason, when there is no Ready node to test on.
+ */
+export function realNode(): { stateDir: string } | { skip: string } {
+  const kubeconfig = process.env.KUBECONFIG;
+  if (!kubeconfig) return { skip: 'no KUBECONFIG: bash .ci/run starts ../shared/k8s/node (up.sh) and sets it' };
+  const stateDir = process.env.VIEWFINDER_NODE_STATE ?? path.dirname(kubeconfig);
+  if (!existsSync(path.join(stateDir, 'node'))) return { skip: `${stateDir} is not a node's STATE_DIR (a control plane alone runs no pods): start ../shared/k8s/node/up.sh` };
+  const nodes = kubectl(['get', 'nodes', '-o', 'json']);
+  if (nodes.status !== 0) return { skip: `the cluster does not answer: ${nodes.output.trim()}` };
+  const ready = (JSON.parse(nodes.stdout).items as Array<{ status: { conditions: Array<{ type: string; status: string }> } }>).some((node) =>
+    node.status.conditions.some((condition) => condition.type === 'Ready' && condition.status === 'True'),
+  );
+  if (!ready) return { skip: 'the cluster has no Ready node' };
+  if (!existsSync(LOAD_IMAGE)) return { skip: `${LOAD_IMAGE} is missing (set K8S_NODE_DIR to ../shared/k8s/node)` };
+  return { stateDir };
+}
+
+let imageLoaded: { buildSeconds: number; loadSeconds: number } | undefined;
+
+/** Builds the image with tools/image/build.sh (what `make image` runs; cached after the first run) and loads it into the node. */
+export function buildAndLoadImage(stateDir: string): { buildSeconds: number; loadSeconds: number } {
+  if (imageLoaded) return imageLoaded;
+  const archive = path.join(REPO, 'build', `viewfinder-${IMAGE.tag}.tar`);
+  let started = performance.now();
+  const built = spawnSync('bash', [`${REPO}tools/image/build.sh`], {
+    env: { ...process.env, IMAGE: `${IMAGE.repository}:${IMAGE.tag}`, IMAGE_ARCHIVE: archive },
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  if (built.status !== 0) throw new Error(`tools/image/build.sh failed (${built.status}):\n${(built.stdout + built.stderr).slice(-4000)}`);
+  const buildSeconds = (performance.now() - started) / 1000;
+  started = performance.now();
+  const loaded = spawnSync(LOAD_IMAGE, [stateDir, archive], { encoding: 'utf8' });
+  if (loaded.status !== 0) throw new Error(`load-image.sh failed:\n${loaded.stdout}${loaded.stderr}`);
+  if (!loaded.stdout.includes(`${IMAGE.repository}:${IMAGE.tag}`)) throw new Error(`the node does not list ${IMAGE.repository}:${IMAGE.tag}:\n${loaded.stdout}`);
+  imageLoaded = { buildSeconds, loadSeconds: (performance.now() - started) / 1000 };
+  return imageLoaded;
+}
+
+export interface Pod {
+  metadata: { name: string; labels: Record<string, string>; deletionTimestamp?: string };
+  status: { podIP?: string; phase: string; conditions?: Array<{ type: string; status: string }>; containerStatuses?: Array<{ restartCount: number; state: Record<string, unknown> }> };
+  spec: { containers: Array<{ ports?: Array<{ containerPort: number; name?: string }>; resources?: { requests?: Record<string, string> } }> };
+}
+
+export function pods(namespace: string, selector = ''): Pod[] {
+  const listed = kubectl(['get', 'pods', '--namespace', namespace, '-o', 'json', ...(selector ? ['-l', selector] : [])]);
+  if (listed.status !== 0) throw new Error(listed.output);
+  return JSON.parse(listed.stdout).items as Pod[];
+}
+
+export const isReady = (pod: Pod) => !pod.metadata.deletionTimestamp && (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+/** Polls until `check` is true; fails with `what` and the last `describe()` after `timeoutMs`. */
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, describe: () => string = () => ''): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** What a namespace's pods look like, for failure messages. */
+export function describePods(namespace: string): string {
+  return kubectl(['get', 'pods', '--namespace', namespace, '-o', 'wide']).output + kubectl(['get', 'events', '--namespace', namespace, '--sort-by=.lastTimestamp']).output.split('\n').slice(-25).join('\n');
+}
+
+/** Every pod of the release Ready, and as many as the Deployments want (none left over from a rollout). */
+export async function allReady(namespace: string, release: string, expected: number, timeoutMs = 240_000): Promise<void> {
+  await until(
+    `${expected} Ready pods of ${release}`,
+    () => {
+      const current = pods(namespace, `app.kubernetes.io/instance=${release}`);
+      return current.length === expected && current.every(isReady);
+    },
+    timeoutMs,
+    () => describePods(namespace),
+  );
+}
+
+export function clusterIP(namespace: string, service: string): string {
+  const got = kubectl(['get', 'service', service, '--namespace', namespace, '-o', 'jsonpath={.spec.clusterIP}']);
+  if (got.status !== 0 || !got.stdout) throw new Error(got.output);
+  return got.stdout;
+}
+
+/** A page served inside the cluster: the node's busybox answers "hello from <pod>" on 8080, behind Service `pages` on port 80. */
+export async function deployPages(namespace: string): Promise<{ url: string; ip: string }> {
+  const manifest = {
+    apiVersion: 'v1',
+    kind: 'List',
+    items: [
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'pages', namespace },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'pages' } },
+          template: {
+            metadata: { labels: { app: 'pages' } },
+            spec: {
+              containers: [
+                {
+                  name: 'httpd',
+                  image: 'localhost/k8s-local/busybox:1',
+                  imagePullPolicy: 'Never',
+                  ports: [{ containerPort: 8080 }],
+                  readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
+                },
+              ],
+            },
+          },
+        },
+      },
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'pages', namespace }, spec: { selector: { app: 'pages' }, ports: [{ port: 80, targetPort: 8080 }] } },
+    ],
+  };
+  const applied = kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
+  if (applied.status !== 0) throw new Error(applied.output);
+  await until('the pages pod to be Ready', () => pods(namespace, 'app=pages').some(isReady), 120_000, () => describePods(namespace));
+  return { url: `http://pages.${namespace}.svc.cluster.local/`, ip: clusterIP(namespace, 'pages') };
+}
+
+export interface CaptureOutcome {
+  started: number;
+  ended: number;
+  status: number;
+  error?: string;
+  bytes?: Buffer;
+}
+
+/** One capture through the API, timed; a refused or reset connection is an outcome too (status 0). */
+export async function capture(base: string, apiKey: string, url: string): Promise<CaptureOutcome> {
+  const started = Date.now();
+  try {
+    const response = await fetch(`${base}/screenshot`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+      body: JSON.stringify({ url }),
+      signal: AbortSignal.timeout(90_000),
+    });
+    const body = Buffer.from(await response.arrayBuffer());
+    const outcome: CaptureOutcome = { started, ended: Date.now(), status: response.status, bytes: body };
+    if (response.status !== 200) outcome.error = `${response.status} ${response.headers.get('retry-after') ? `(Retry-After ${response.headers.get('retry-after')}) ` : ''}${body.toString('utf8').slice(0, 200)}`;
+    return outcome;
+  } catch (err) {
+    return { started, ended: Date.now(), status: 0, error: String((err as Error).cause ?? err) };
+  }
+}
+
+/** `clients` loops of captures until `stop()` resolves; every outcome, in order of ending. */
+export async function captureWhile(clients: number, base: string, apiKey: string, url: string, stop: () => Promise<void>): Promise<CaptureOutcome[]> {
+  const outcomes: CaptureOutcome[] = [];
+  let stopping = false;
+  const loops = Array.from({ length: clients }, async () => {
+    while (!stopping) outcomes.push(await capture(base, apiKey, url));
+  });
+  try {
+    await stop();
+  } finally {
+    stopping = true;
+    await Promise.all(loops);
+  }
+  return outcomes;
+}
+
+/** The sum of a counter's samples in a Prometheus text exposition. */
+export function counterSum(exposition: string, name: string): number {
+  let sum = 0;
+  for (const line of exposition.split('\n')) {
+    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
+
+/** A Kubernetes memory quantity (128Mi, 1Gi, 500M) in bytes. */
+export function bytesOf(quantity: string): number {
+  const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|K|M|G)?$/.exec(quantity);
+  if (!match) throw new Error(`not a memory quantity: ${quantity}`);
+  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, K: 1e3, M: 1e6, G: 1e9 }[match[2] as 'Ki'] ?? 1;
+  return Number(match[1]) * unit;
+}
+
+/** Prometheus' label name for a Kubernetes label, as kubernetes_sd_configs spells it. */
+const metaName = (label: string) => label.replace(/[^a-zA-Z0-9_]/g, '_');
+
+/**
+ * Kubernetes service discovery for a Prometheus built without it (Debian's): an http_sd_configs
+ * endpoint that lists the ready endpoints of every Service in `namespaces` from their
+ * EndpointSlices, labelled as kubernetes_sd_configs' `endpoints` role labels them.
+ */
+export async function startEndpointsSd(namespaces: string[]): Promise<{ url: string; close: () => Promise<void> }> {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const discovery = kubeConfig.makeApiClient(DiscoveryV1Api);
+  const targetGroups = async () => {
+    const groups: Array<{ targets: string[]; labels: Record<string, string> }> = [];
+    for (const namespace of namespaces) {
+      const services = new Map((await core.listNamespacedService({ namespace })).items.map((service) => [service.metadata?.name, service]));
+      for (const slice of (await discovery.listNamespacedEndpointSlice({ namespace })).items) {
+        const service = services.get(slice.metadata?.labels?.['kubernetes.io/service-name']);
+        if (!service) continue;
+        const serviceLabels = Object.fromEntries(Object.entries(service.metadata?.labels ?? {}).map(([label, value]) => [`__meta_kubernetes_service_label_${metaName(label)}`, value]));
+        for (const endpoint of slice.endpoints ?? []) {
+          for (const port of slice.ports ?? []) {
+            groups.push({
+              targets: endpoint.addresses.map((address) => `${address}:${port.port}`),
+              labels: {
+                __meta_kubernetes_namespace: namespace,
+                __meta_kubernetes_service_name: service.metadata?.name ?? '',
+                ...serviceLabels,
+                __meta_kubernetes_endpoint_port_name: port.name ?? '',
+                __meta_kubernetes_endpoint_ready: String(endpoint.conditions?.ready ?? false),
+                __meta_kubernetes_pod_name: endpoint.targetRef?.kind === 'Pod' ? (endpoint.targetRef.name ?? '') : '',
+              },
+            });
+          }
+        }
+      }
+    }
+    return groups;
+  };
+  const server = http.createServer((_req, res) => {
+    targetGroups().then(
+      (groups) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(groups)),
+      (err: Error) => res.writeHead(500).end(err.message),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    // Prometheus keeps its connection alive between refreshes: close it too, or close() waits for ever.
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+export { helm, kubectl };
