@@ -20,8 +20,13 @@ new Gauge({
   async collect() {
     if (!countJobs) return;
     const count = countJobs;
-    const rows = await Promise.all(JOB_TYPES.flatMap((type) => JOB_STATES.map(async (state) => ({ type, state, n: await count({ type, states: [state] }) }))));
-    for (const { type, state, n } of rows) this.set({ type, state }, n);
+    // A store that is down (or closed) must not take /metrics with it: the series go missing for
+    // this scrape, which the API's other series and its logs explain, instead of a 500 for all.
+    const rows = await Promise.all(JOB_TYPES.flatMap((type) => JOB_STATES.map(async (state) => ({ type, state, n: await count({ type, states: [state] }) })))).catch(
+      () => undefined,
+    );
+    this.reset();
+    for (const { type, state, n } of rows ?? []) this.set({ type, state }, n);
   },
 });
 
