@@ -7,6 +7,7 @@ import { NetworkMonitor } from './network-monitor.ts';
 import { emulateProfile } from './prepare-page.ts';
 import { PROFILES, type Profile } from './profiles.ts';
 import { DEFAULT_IMAGE_FORMAT, DEFAULT_IMAGE_QUALITY, readImageSize } from './image-formats.ts';
+import { prepareFrozenMotion, settleFrozenMotion } from './freeze-motion.ts';
 import { checkSelectors, elementClip, emulateMedia, hideElements, waitForVisible } from './page-options.ts';
 import { sleep } from './sleep.ts';
 import { smartWait, waitForLoadEvent, type SmartWaitSettings } from './smart-wait.ts';
@@ -53,6 +54,7 @@ export async function capturePage(
   await emulateProfile(page, profile);
   await checkSelectors(page, request);
   await emulateMedia(page, request);
+  if (request.freezeMotion) await prepareFrozenMotion(page);
   const network = new NetworkMonitor(page, { longRequestMs: limits.longRequestMs });
   try {
     await cleaner?.beforeNavigation(page, request.removeAds);
@@ -79,6 +81,7 @@ export async function capturePage(
 
     if (request.removeAds) await cleaner?.beforeScreenshot(page);
     if (request.hideSelectors) await hideElements(page, request.hideSelectors);
+    if (request.freezeMotion) await settleFrozenMotion(page);
     const { image, truncated } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
     return encodedResult(image, request, truncated, waitMs);
   } finally {
@@ -92,9 +95,12 @@ function encodedResult(image: Buffer, request: CaptureRequest, truncated: boolea
   return { image, format, width, height, fileSize: image.byteLength, truncated, waitMs };
 }
 
-/** A viewport capture on the smart wait: the kind whose picture can be taken while the last calm frames pass. */
+/**
+ * A viewport capture on the smart wait: the kind whose picture can be taken while the last calm frames
+ * pass. Not with freezeMotion, whose animations must be settled before the picture is taken.
+ */
 function takesEarlyPicture(request: CaptureRequest): boolean {
-  return request.wait === undefined && !request.fullPage && request.selector === undefined;
+  return request.wait === undefined && !request.fullPage && request.selector === undefined && !request.freezeMotion;
 }
 
 /**
