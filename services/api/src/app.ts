@@ -17,6 +17,8 @@ import type { ApiConfig } from './config.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import { sessionManager, type Clock } from './dashboard/sessions.ts';
 import { apiRegistry, httpRequestDuration, recordDispatchOverhead } from './metrics.ts';
+// Page monitors' metrics live in the API's registry (their state gauges are empty until monitors run).
+import './monitors/metrics.ts';
 import { createRateLimiter, type RateLimiter } from './rate-limit.ts';
 import type { ResultCache } from './result-cache/result-cache.ts';
 import { hostedRoutes } from './routes/api/index.ts';
