@@ -7,6 +7,7 @@ import { assertSameAccount, duplicateManagedBy, newId, placeKey } from './rules.
 import { sqliteUsageHistory } from './sqlite-usage-history.ts';
 import { sqliteUserStore } from './sqlite-users.ts';
 import { sqliteRateLimitCounter } from './sqlite-rate-limit.ts';
+import { sqliteJobStore } from './sqlite-jobs.ts';
 import type {
   Account,
   ApiKey,
@@ -190,6 +191,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
     ...sqliteUserStore(db, transaction),
     ...usageHistory,
     consumeRateLimit: sqliteRateLimitCounter(db),
+    ...sqliteJobStore(db, transaction),
 
     async createAccount(input: NewAccount) {
       const id = newId('acct');

@@ -11,6 +11,7 @@
 import type { UsageHistoryStore } from './usage-history.ts';
 import type { UserStore } from './users.ts';
 import type { RateLimitState } from './rate-limit-counter.ts';
+import type { JobStore } from './jobs.ts';
 
 /** The Kubernetes object that owns a store object (issue 7's operator). Identity is kind/namespace/name. */
 export interface ManagedBy {
@@ -114,7 +115,7 @@ export interface UsageEvent {
   bytes: number;
 }
 
-export interface Store extends UserStore, UsageHistoryStore {
+export interface Store extends UserStore, UsageHistoryStore, JobStore {
   readonly backend: 'sqlite' | 'mongo';
 
   createAccount(input: NewAccount): Promise<Account>;

@@ -3,6 +3,7 @@ import { hashApiKey, looksLikeApiKey } from '../../lib/api-keys.ts';
 import { BadRequest, Conflict, NotFound } from '../../lib/errors.ts';
 import type { Account, ManagedBy, Store } from '../../lib/store/store.ts';
 import { userStoreConformance } from './users-conformance.ts';
+import { jobStoreConformance } from './jobs-conformance.ts';
 
 /**
  * The store port's conformance suite. Every backend runs exactly these cases (sqlite.test.ts,
@@ -271,4 +272,5 @@ export function storeConformance(open: () => Promise<Store>, cleanup: (store: St
   });
 
   userStoreConformance(() => ({ store, account, other }));
+  jobStoreConformance(() => ({ store, account, other }));
 }

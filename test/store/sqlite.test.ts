@@ -98,6 +98,15 @@ describe('store: embedded sqlite backend', () => {
       expect(siteUsage?.captures).to.equal(2 * writes);
     });
 
+    it('gives every job to exactly one of two processes claiming from one DATA_DIR at once', async () => {
+      const ids = new Set<string>();
+      for (let i = 0; i < 200; i++) ids.add((await store.enqueueJob({ type: 'race', ownerId: 'owner', payload: { i }, maxAttempts: 1 })).job.id);
+      const [one, two] = await Promise.all([worker(dataDir, 'claim-all'), worker(dataDir, 'claim-all')]);
+      const claimed = [...(one.claimed as string[]), ...(two.claimed as string[])];
+      expect(claimed).to.have.length(200);
+      expect(new Set(claimed)).to.deep.equal(ids);
+    });
+
     it('keeps committed data and drops the open transaction when a writer is killed mid-write', async () => {
       await store.close();
       const child = spawn(process.execPath, [WORKER, dataDir, 'crash-mid-write'], { stdio: ['ignore', 'pipe', 'inherit'] });
