@@ -5,6 +5,7 @@ import { loadHttpServiceConfig, type HttpServiceConfig } from '../../../lib/serv
 import { loadStoreConfig, type StoreConfig } from '../../../lib/store/open.ts';
 import { loadRendererConfig, type RendererConfig } from '../../renderer/src/config.ts';
 import { loadDashboardConfig, type DashboardConfig } from './dashboard/config.ts';
+import { loadMonitorsConfig, type MonitorsConfig } from './monitors/config.ts';
 
 export const MODES = ['self-hosted', 'hosted'] as const;
 export type Mode = (typeof MODES)[number];
@@ -24,6 +25,8 @@ export interface ApiConfig extends HttpServiceConfig {
   dashboard: DashboardConfig;
   /** Where results with a cacheTtl are kept: beside the store, in either mode. */
   resultCache: ResultCacheConfig;
+  /** Hosted only: page monitors' schedules, slot share and pictures (monitors/config.ts). */
+  monitors: MonitorsConfig;
 }
 
 /** MongoDB GridFS when MONGODB_URI is set, else files in DATA_DIR/result-cache; RESULT_CACHE_MAX_MB bounds either. */
@@ -76,6 +79,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     resultCache: loadResultCacheConfig(env, store),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 60, { min: 1, max: 1_000_000 }),
     dashboard: loadDashboardConfig(env),
+    monitors: loadMonitorsConfig(env, store),
   };
 }
 

@@ -9,11 +9,8 @@
  * counter and the duration histogram count what this replica ran, and are summed.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
+import { PAGE_OUTCOMES, type PageOutcome } from '../../../../lib/store/monitors.ts';
 import { apiRegistry } from '../metrics.ts';
-
-export const PAGE_OUTCOMES = ['unchanged', 'changed', 'baseline', 'failed'] as const;
-/** A page's run: same as the baseline, changed beyond the threshold, the first picture (now the baseline), or no picture. */
-export type PageOutcome = (typeof PAGE_OUTCOMES)[number];
 
 export interface MonitorLabels {
   namespace: string;
