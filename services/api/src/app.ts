@@ -20,6 +20,7 @@ import { apiRegistry, httpRequestDuration, recordDispatchOverhead } from './metr
 // Page monitors' metrics live in the API's registry (their state gauges are empty until monitors run).
 import './monitors/metrics.ts';
 import { createRateLimiter, type RateLimiter } from './rate-limit.ts';
+import type { MonitorService } from './monitors/service.ts';
 import type { ResultCache } from './result-cache/result-cache.ts';
 import { hostedRoutes } from './routes/api/index.ts';
 import type { HostedDeps } from './routes/api/route.ts';
@@ -44,6 +45,8 @@ export interface AppDeps {
   clock?: Clock;
   /** Results kept for requests with a cacheTtl (openResultCache); without one they always render. */
   resultCache?: ResultCache;
+  /** Hosted: page monitors' scheduler and pictures (monitors/service.ts); without it their routes answer 503. */
+  monitors?: MonitorService;
 }
 
 export function createApp(deps: AppDeps): Koa {
@@ -66,7 +69,7 @@ export function createApp(deps: AppDeps): Koa {
     const { store } = deps;
     if (!store) throw new Error('MODE=hosted needs a store');
     const limiter = deps.limiter ?? createRateLimiter(config.rateLimitPerMinute, (key, limit, windowSeconds) => store.consumeRateLimit(key, limit, windowSeconds));
-    const hosted: HostedDeps = { store, renderer, logger, limiter, resultCache: deps.resultCache };
+    const hosted: HostedDeps = { store, renderer, logger, limiter, resultCache: deps.resultCache, monitors: deps.monitors };
     routes.push(...mountHostedRoutes(hosted, config));
     const sessions = sessionManager(store, config.dashboard, deps.clock ?? (() => new Date()));
     routes.push(...dashboardRoutes({ ...hosted, config: config.dashboard, sessions, bodyLimitBytes: config.bodyLimitBytes }));

@@ -18,6 +18,9 @@ import { instrumentStore } from './metrics.ts';
 import { createRemoteRenderer } from './remote-renderer.ts';
 import { reportCacheSize } from './result-cache/metrics.ts';
 import { describeResultCache, lazyResultCache } from './result-cache/open.ts';
+import { createJobRunner } from '../../../lib/jobs/runner.ts';
+import { openMonitorImages } from './monitors/images.ts';
+import { startMonitorService } from './monitors/service.ts';
 
 async function createRenderer(config: ApiConfig, logger: Logger): Promise<{ renderer: Renderer; rendererRegistry?: Registry }> {
   const remote = config.remoteRenderer;
@@ -46,12 +49,19 @@ try {
   reportCacheSize(() => resultCache.sizeBytes());
   logger.info({ resultCache: describeResultCache(config.resultCache), maxBytes: config.resultCache.maxBytes }, 'Results with a cacheTtl are cached (opened on first use)');
   const { renderer, rendererRegistry } = await createRenderer(config, logger);
+  // Hosted: the job runner that page monitors' runs are claimed through, and their scheduler.
+  const runner = store ? createJobRunner({ store, logger, concurrency: config.monitors.runConcurrency, leaseMs: 60_000, pollIntervalMs: 1000 }) : undefined;
+  const monitors = store && runner ? startMonitorService({ store, renderer, images: await openMonitorImages(config.monitors.images), runner, config: config.monitors, logger }) : undefined;
+  runner?.start();
   runService({
     config,
     logger,
     describe: { mode: config.mode, auth: config.mode === 'hosted' ? 'hosted-keys' : config.apiKey ? 'api-key' : 'none', renderer: config.remoteRenderer ? 'remote' : 'in-process' },
-    createApp: (isShuttingDown) => createApp({ config, renderer, logger, store, resultCache, isShuttingDown, ...(rendererRegistry ? { rendererRegistry } : {}) }),
+    createApp: (isShuttingDown) => createApp({ config, renderer, logger, store, resultCache, isShuttingDown, ...(monitors ? { monitors } : {}), ...(rendererRegistry ? { rendererRegistry } : {}) }),
     close: async () => {
+      monitors?.stop();
+      await runner?.stop();
+      await monitors?.images.close();
       await renderer.close();
       await store?.close();
       await resultCache.close();

@@ -6,7 +6,10 @@ import request from 'supertest';
 import type { Logger } from '../../../../lib/logger.ts';
 import { openStore } from '../../../../lib/store/open.ts';
 import type { Account, Store } from '../../../../lib/store/store.ts';
+import { createJobRunner } from '../../../../lib/jobs/runner.ts';
 import { createApp } from '../../../../services/api/src/app.ts';
+import { openMonitorImages } from '../../../../services/api/src/monitors/images.ts';
+import { startMonitorService, type MonitorService } from '../../../../services/api/src/monitors/service.ts';
 import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
 
@@ -22,6 +25,8 @@ export interface HostedHarness {
   account: Account;
   /** The account's full-access key, in plaintext. */
   fullKey: string;
+  /** With `monitors: true`: the monitor service the app runs (its scheduler, runner and pictures). */
+  monitors: MonitorService | undefined;
   /** Supertest against the app with a key (none when undefined). */
   api(key?: string): {
     get(url: string): request.Test;
@@ -33,14 +38,20 @@ export interface HostedHarness {
 }
 
 export async function startHosted(
-  options: { env?: Record<string, string>; logger?: Logger; dataDir?: string; renderer?: Renderer } = {},
+  options: { env?: Record<string, string>; logger?: Logger; dataDir?: string; renderer?: Renderer; monitors?: boolean } = {},
 ): Promise<HostedHarness> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'viewfinder-hosted-'));
   const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, ...options.env });
   const store = await openStore(config.store);
   const account = await store.createAccount({ name: 'Acme' });
   const { secret: fullKey } = await store.createKey({ accountId: account.id, name: 'admin', kind: 'full' });
-  const app = createApp({ config, renderer: options.renderer ?? (await sharedRenderer()), logger: options.logger ?? silentLogger, store });
+  const renderer = options.renderer ?? (await sharedRenderer());
+  const runner = options.monitors ? createJobRunner({ store, logger: silentLogger, concurrency: 2, leaseMs: 30_000, pollIntervalMs: 50 }) : undefined;
+  const monitors = runner
+    ? startMonitorService({ store, renderer, images: await openMonitorImages(config.monitors.images), runner, config: config.monitors, logger: silentLogger })
+    : undefined;
+  runner?.start();
+  const app = createApp({ config, renderer, logger: options.logger ?? silentLogger, store, ...(monitors ? { monitors } : {}) });
 
   const api = (key?: string) => {
     const withKey = (test: request.Test) => (key === undefined ? test : test.set('X-API-Key', key));
@@ -62,8 +73,11 @@ export async function startHosted(
     dataDir,
     account,
     fullKey,
+    monitors,
     api,
     async close() {
+      monitors?.stop();
+      await runner?.stop(1000);
       await store.close();
       // A directory the caller passed in is the caller's to remove.
       if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });

@@ -29,7 +29,7 @@ export function openApiDocument(routes: readonly ApiRoute[], version: string): J
       description:
         'Screenshots as JSON, for accounts with sites and API keys. Every error is JSON: `{"success": false, "error": "..."}`, except 401, which is `{"error": "..."}`.',
     },
-    tags: [{ name: 'Screenshots' }, { name: 'Sites' }, { name: 'API keys' }, { name: 'Usage' }, { name: 'Documentation' }],
+    tags: [{ name: 'Screenshots' }, { name: 'Sites' }, { name: 'API keys' }, { name: 'Usage' }, { name: 'Documentation' }, { name: 'Monitors' }],
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A key issued by POST /api/keys or `viewfinder accounts create`.' } },
     },

@@ -4,6 +4,7 @@ import type { Store } from '../../../../../lib/store/store.ts';
 import type { Renderer } from '../../../../renderer/src/renderer.ts';
 import type { Access } from '../../auth/hosted-key.ts';
 import type { RateLimiter } from '../../rate-limit.ts';
+import type { MonitorService } from '../../monitors/service.ts';
 import type { ResultCache } from '../../result-cache/result-cache.ts';
 
 /**
@@ -18,6 +19,8 @@ export interface HostedDeps {
   logger: Logger;
   /** Results kept for requests with a cacheTtl; without one every such request renders. */
   resultCache?: ResultCache | undefined;
+  /** Page monitors' scheduler and pictures; without it the monitor routes answer 503. */
+  monitors?: MonitorService | undefined;
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -38,7 +41,7 @@ export interface ApiRoute {
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'Screenshots' | 'Sites' | 'API keys' | 'Usage' | 'Documentation';
+  tag: 'Screenshots' | 'Sites' | 'API keys' | 'Usage' | 'Documentation' | 'Monitors';
   access: Access | 'public';
   body?: JsonSchema;
   /** Success answers; the error answers are derived from access, body and path parameters. */
