@@ -1,6 +1,8 @@
+import { hashesEqual } from './api-keys.ts';
 import { normalizeAllowedDomains } from './domains.ts';
 import { Conflict, NotFound } from './errors.ts';
-import type { ApiKey, ManagedBy, Site, Store, UsageRow } from './store/store.ts';
+import type { IssuedManagedKey, ManagedKey, ManagedSite, PutManagedKey, PutManagedKeyAnswer, PutManagedSite } from './operator-api.ts';
+import type { ApiKey, ManagedBy, ManagedByRef, Site, Store, UsageRow } from './store/store.ts';
 
 /**
  * The account-scoped operations on sites and keys, shared by the management API and the admin
@@ -182,3 +184,81 @@ export function accountOperations(store: Store, accountId: string) {
 }
 
 export type AccountOperations = ReturnType<typeof accountOperations>;
+
+/**
+ * The operator's operations (issue 20): objects looked up by the Kubernetes resource that owns
+ * them, across accounts (the operator is trusted by its ServiceAccount, not by an account key).
+ * Writes are the store's idempotent upserts, so a retried call never makes a second object.
+ */
+export function managedOperations(store: Store) {
+  const ref = (kind: ManagedBy['kind'], namespace: string, name: string): ManagedByRef => ({ kind, namespace, name });
+  const managedSite = (site: Site): ManagedSite => ({ ...siteView(site), accountId: site.accountId, managedBy: site.managedBy as ManagedBy });
+  const managedKey = (key: ApiKey): ManagedKey => ({ ...keyView(key), accountId: key.accountId, managedBy: key.managedBy as ManagedBy });
+  const findKey = async (namespace: string, name: string): Promise<ApiKey> => {
+    const key = await store.findKeyByManagedBy(ref('ApiKey', namespace, name));
+    if (!key) throw new NotFound(`No API key is managed by ApiKey ${namespace}/${name}`);
+    return key;
+  };
+
+  return {
+    async accountExists(accountId: string) {
+      const account = await store.getAccount(accountId);
+      if (!account) throw new NotFound(`Account ${accountId} not found`);
+      return { id: account.id, name: account.name };
+    },
+    async getSite(namespace: string, name: string): Promise<ManagedSite> {
+      const site = await store.findSiteByManagedBy(ref('Site', namespace, name));
+      if (!site) throw new NotFound(`No site is managed by Site ${namespace}/${name}`);
+      return managedSite(site);
+    },
+    async putSite(namespace: string, name: string, input: PutManagedSite): Promise<{ site: ManagedSite; created: boolean }> {
+      const allowedDomains = normalizeAllowedDomains(input.allowedDomains);
+      const existed = (await store.findSiteByManagedBy(ref('Site', namespace, name))) !== null;
+      const site = await store.upsertManagedSite({
+        accountId: input.accountId,
+        name: input.name,
+        allowedDomains,
+        managedBy: { kind: 'Site', namespace, name, uid: input.uid },
+      });
+      return { site: managedSite(site), created: !existed };
+    },
+    /** Idempotent: the id of the deleted site (with the keys scoped to it), or null when there was none. */
+    async deleteSite(namespace: string, name: string): Promise<string | null> {
+      const site = await store.findSiteByManagedBy(ref('Site', namespace, name));
+      if (!site) return null;
+      await store.deleteSite(site.id);
+      return site.id;
+    },
+    async getKey(namespace: string, name: string): Promise<ManagedKey> {
+      return managedKey(await findKey(namespace, name));
+    },
+    async putKey(namespace: string, name: string, input: PutManagedKey): Promise<PutManagedKeyAnswer> {
+      const { key, secret } = await store.upsertManagedKey({
+        accountId: input.accountId,
+        name: input.name,
+        kind: input.siteId === null ? 'full' : 'site',
+        siteId: input.siteId,
+        restrictDomains: input.restrictDomains,
+        managedBy: { kind: 'ApiKey', namespace, name, uid: input.uid },
+      });
+      return { ...managedKey(key), key: secret };
+    },
+    async regenerateKey(namespace: string, name: string): Promise<IssuedManagedKey> {
+      const regenerated = await store.regenerateKey((await findKey(namespace, name)).id);
+      if (!regenerated) throw new NotFound(`No API key is managed by ApiKey ${namespace}/${name}`);
+      return { ...managedKey(regenerated.key), key: regenerated.secret };
+    },
+    /** Whether `keyHash` (SHA-256 hex of a plaintext the operator holds) is the key's current hash. */
+    async keyMatches(namespace: string, name: string, keyHash: string): Promise<boolean> {
+      return hashesEqual((await findKey(namespace, name)).hash, keyHash);
+    },
+    async deleteKey(namespace: string, name: string): Promise<string | null> {
+      const key = await store.findKeyByManagedBy(ref('ApiKey', namespace, name));
+      if (!key) return null;
+      await store.deleteKey(key.id);
+      return key.id;
+    },
+  };
+}
+
+export type ManagedOperations = ReturnType<typeof managedOperations>;

@@ -5,7 +5,7 @@ import type { Condition } from './resources.ts';
  * is always a False condition with its reason, never only a log line.
  */
 export const REASONS = {
-  /** The store matches the resource (and, for an ApiKey, the Secret holds the key). */
+  /** The API's store matches the resource (and, for an ApiKey, the Secret holds the key). */
   Reconciled: 'Reconciled',
   /** spec.account names no account in the store (create it with `viewfinder accounts create`). */
   AccountNotFound: 'AccountNotFound',
@@ -17,8 +17,10 @@ export const REASONS = {
   InvalidSpec: 'InvalidSpec',
   /** A Secret of that name exists and is not this ApiKey's: it is never overwritten. */
   SecretConflict: 'SecretConflict',
-  /** The store could not be read or written. */
-  StoreUnavailable: 'StoreUnavailable',
+  /** The hosted API could not be reached, did not answer in time, or answered 5xx. */
+  ApiUnavailable: 'ApiUnavailable',
+  /** The hosted API refused the operator's token (401/403): it does not trust its ServiceAccount. */
+  ApiRefused: 'ApiRefused',
   /** A Kubernetes API call failed (other than a conflict, which is simply retried). */
   KubernetesApiError: 'KubernetesApiError',
 } as const;

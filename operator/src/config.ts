@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { ConfigError, readBool, readInt, readList, readOptionalString, readString, type Env } from '../../lib/env.ts';
-import { loadStoreConfig, type StoreConfig } from '../../lib/store/open.ts';
+import { DEFAULT_OPERATOR_AUDIENCE } from '../../lib/operator-api.ts';
 
 /** The operator's configuration, read once at start-up. Durations are held in milliseconds. */
 export interface OperatorConfig {
@@ -23,7 +23,41 @@ export interface OperatorConfig {
   resyncMs: number;
   /** Cap of the per-key retry backoff (which starts at 5 ms and doubles). */
   maxRetryDelayMs: number;
-  store: StoreConfig;
+  /** The hosted API, which owns the store: the operator reconciles through it and never opens the store. */
+  api: OperatorApiConfig;
+}
+
+export interface OperatorApiConfig {
+  /** API_URL: the hosted API's base URL (in the chart, its Service). */
+  url: URL;
+  /** API_TIMEOUT_SECONDS: one call's deadline; past it the API counts as unavailable. */
+  timeoutMs: number;
+  /** API_TOKEN_AUDIENCE: the audience of the ServiceAccount token, as the API reviews it. */
+  audience: string;
+  /** API_TOKEN_FILE: a projected ServiceAccount token (in a pod). Unset: TokenRequests for serviceAccount. */
+  tokenFile: string | undefined;
+  /** OPERATOR_SERVICE_ACCOUNT (namespace/name): whose token to request outside a cluster. */
+  serviceAccount: { namespace: string; name: string };
+}
+
+function loadApiConfig(env: Env): OperatorApiConfig {
+  const raw = readString(env, 'API_URL', 'http://localhost:3000/');
+  const url = URL.parse(raw);
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError(`API_URL must be an http(s) URL, got "${raw}"`);
+  if (url.username || url.password) throw new ConfigError('API_URL must not carry credentials: the operator authenticates with its ServiceAccount token');
+  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  const serviceAccount = readString(env, 'OPERATOR_SERVICE_ACCOUNT', `${readOptionalString(env, 'POD_NAMESPACE') ?? 'default'}/viewfinder-operator`);
+  const [namespace, name, ...rest] = serviceAccount.split('/');
+  if (!namespace || !name || rest.length > 0 || !NAMESPACE_NAME.test(namespace)) {
+    throw new ConfigError(`OPERATOR_SERVICE_ACCOUNT must be namespace/name, got "${serviceAccount}"`);
+  }
+  return {
+    url,
+    timeoutMs: readInt(env, 'API_TIMEOUT_SECONDS', 10, { min: 1, max: 300 }) * 1000,
+    audience: readString(env, 'API_TOKEN_AUDIENCE', DEFAULT_OPERATOR_AUDIENCE),
+    tokenFile: readOptionalString(env, 'API_TOKEN_FILE'),
+    serviceAccount: { namespace, name },
+  };
 }
 
 const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -59,6 +93,6 @@ export function loadOperatorConfig(env: Env): OperatorConfig {
     },
     resyncMs: readInt(env, 'RESYNC_PERIOD_SECONDS', 300, { min: 1, max: 86_400 }) * 1000,
     maxRetryDelayMs: readInt(env, 'MAX_RETRY_DELAY_SECONDS', 300, { min: 1, max: 86_400 }) * 1000,
-    store: loadStoreConfig(env),
+    api: loadApiConfig(env),
   };
 }

@@ -4,14 +4,23 @@ import type { Registry } from 'prom-client';
 
 /**
  * /healthz (the process serves), /readyz (every informer has listed once, so the operator acts on
- * a full picture; true on followers too, which are ready to take over) and /metrics.
+ * a full picture, and the hosted API answers; true on followers too, which are ready to take over)
+ * and /metrics.
  */
 export interface HealthServer {
   port: number;
   close(): Promise<void>;
 }
 
-export async function startHealthServer(options: { host: string; port: number; registry: Registry; ready(): boolean; leader(): boolean }): Promise<HealthServer> {
+export async function startHealthServer(options: {
+  host: string;
+  port: number;
+  registry: Registry;
+  ready(): boolean;
+  /** Why the hosted API is unavailable (ApiUnavailable), or undefined while it answers. */
+  apiUnavailable(): Promise<string | undefined>;
+  leader(): boolean;
+}): Promise<HealthServer> {
   const server = http.createServer((req, res) => {
     const send = (status: number, body: string, type = 'application/json') => {
       res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store' });
@@ -24,9 +33,15 @@ export async function startHealthServer(options: { host: string; port: number; r
     }
     if (path === '/healthz') return send(200, JSON.stringify({ status: 'ok' }));
     if (path === '/readyz') {
-      return options.ready()
-        ? send(200, JSON.stringify({ status: 'ready', leader: options.leader() }))
-        : send(503, JSON.stringify({ success: false, error: 'Not ready: the informers have not listed yet' }));
+      if (!options.ready()) return send(503, JSON.stringify({ success: false, error: 'Not ready: the informers have not listed yet' }));
+      options.apiUnavailable().then(
+        (reason) =>
+          reason === undefined
+            ? send(200, JSON.stringify({ status: 'ready', leader: options.leader() }))
+            : send(503, JSON.stringify({ success: false, reason: 'ApiUnavailable', error: `Not ready: ${reason}` })),
+        (err: unknown) => send(500, JSON.stringify({ success: false, error: `Readiness check failed: ${String(err)}` })),
+      );
+      return;
     }
     if (path === '/metrics') {
       options.registry.metrics().then(

@@ -1,7 +1,7 @@
 import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
 import { Informer, keyOf } from '../../lib/k8s/informer.ts';
 import type { Logger } from '../../lib/logger.ts';
-import type { Store } from '../../lib/store/store.ts';
+import type { ApiClient } from './api/client.ts';
 import type { OperatorConfig } from './config.ts';
 import { reconcileApiKey } from './controllers/api-key.ts';
 import type { ControllerDeps } from './controllers/common.ts';
@@ -32,14 +32,15 @@ export interface Operator {
 export interface OperatorDeps {
   config: OperatorConfig;
   kubeConfig: KubeConfig;
-  store: Store;
+  /** The hosted API, which owns the store. */
+  api: ApiClient;
   logger: Logger;
 }
 
-export async function startOperator({ config, kubeConfig, store, logger }: OperatorDeps): Promise<Operator> {
+export async function startOperator({ config, kubeConfig, api, logger }: OperatorDeps): Promise<Operator> {
   const kube = new KubeClient(kubeConfig);
   const metrics = createOperatorMetrics();
-  const deps: ControllerDeps = { kube, store, events: new EventRecorder(kube, logger), logger };
+  const deps: ControllerDeps = { kube, api, events: new EventRecorder(kube, logger), logger };
   const queue = { maxDelayMs: config.maxRetryDelayMs };
   const sites = new Controller({ kind: 'Site', reconcile: (ns, name) => reconcileSite(deps, ns, name), metrics, logger, queue });
   const apiKeys = new Controller({ kind: 'ApiKey', reconcile: (ns, name) => reconcileApiKey(deps, ns, name), metrics, logger, queue });
@@ -126,6 +127,7 @@ export async function startOperator({ config, kubeConfig, store, logger }: Opera
     port: config.port,
     registry: metrics.registry,
     ready: () => synced,
+    apiUnavailable: () => api.checkAvailable(),
     leader: () => elector?.isLeader ?? true,
   });
 

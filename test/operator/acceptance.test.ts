@@ -1,33 +1,33 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
+import type { Account } from '../../lib/store/store.ts';
 import type { ApiKeyResource, SiteResource } from '../../operator/src/resources.ts';
 import { startFixtureServer, type FixtureServer } from '../support/fixture-server.ts';
-import { decodeDataUri } from '../support/harness.ts';
-import { startHosted, type HostedHarness } from '../services/api/hosted/support.ts';
-import { Resources, ready, startFakeTarget, startTestOperator, waitFor, type KubeTarget, type RunningOperator } from './support.ts';
+import { decodeDataUri, sharedRenderer } from '../support/harness.ts';
+import { Resources, ready, startFakeTarget, startHostedApi, startTestOperator, waitFor, type HostedApi, type KubeTarget, type RunningOperator } from './support.ts';
 
 /**
- * Issue 7's acceptance walk-through, end to end: the operator (against the fake API server) and
- * the hosted API (createApp, real Chromium) share one embedded store in one DATA_DIR, as the
- * operator and the API do on a single machine. Pages are served on 127.0.0.1 and *.localhost.
+ * Issue 7's acceptance walk-through, end to end: the operator (against the fake API server)
+ * reconciles through the hosted API (createApp over HTTP, real Chromium, the embedded store), which
+ * alone opens the store (issue 20). Pages are served on 127.0.0.1 and *.localhost.
  */
 describe('operator acceptance: a Site and an ApiKey applied, captured with, changed and deleted', function () {
   this.timeout(120_000);
   let fixtures: FixtureServer;
-  let dataDir: string;
-  let hosted: HostedHarness;
+  let hosted: HostedApi;
+  let account: Account;
+  let fullKey: string;
   let target: KubeTarget;
   let running: RunningOperator;
   let kube: Resources;
 
   before(async () => {
     fixtures = await startFixtureServer();
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-acceptance-'));
-    hosted = await startHosted({ dataDir });
     target = await startFakeTarget();
-    running = await startTestOperator(target, { dataDir });
+    hosted = await startHostedApi(target, { renderer: await sharedRenderer() });
+    // As `viewfinder accounts create` bootstraps a real install: an account and its full-access key.
+    account = await hosted.store.createAccount({ name: 'Acme' });
+    fullKey = (await hosted.store.createKey({ accountId: account.id, name: 'admin', kind: 'full' })).secret;
+    running = await startTestOperator(target, { api: hosted });
     kube = new Resources(target);
   });
   after(async () => {
@@ -35,10 +35,14 @@ describe('operator acceptance: a Site and an ApiKey applied, captured with, chan
     await target.close();
     await hosted.close();
     await fixtures.close();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const capture = (key: string, url: string) => hosted.api(key).post('/api/screenshot', { url });
+  /** A call to the API over HTTP, as a client would make it: status and parsed body. */
+  const call = async (method: string, path: string, key: string, body: object) => {
+    const response = await fetch(new URL(path.slice(1), hosted.url), { method, headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: response.status, body: (await response.json()) as Record<string, any> };
+  };
+  const capture = (key: string, url: string) => call('POST', '/api/screenshot', key, { url });
   const siteAtGeneration = (generation: number) =>
     waitFor(`Site storefront Ready at generation ${generation}`, async () => {
       const site = await kube.get<SiteResource>('Site', 'storefront');
@@ -51,15 +55,15 @@ describe('operator acceptance: a Site and an ApiKey applied, captured with, chan
     const localhostPage = `http://shop.localhost:${port}/simple`;
 
     // 1. Apply a Site and an ApiKey, and read the Secret.
-    await kube.createSite('storefront', { account: hosted.account.id, allowedDomains: ['127.0.0.1'] });
-    await kube.createApiKey('widget', { account: hosted.account.id, siteRef: 'storefront', restrictDomains: true });
+    await kube.createSite('storefront', { account: account.id, allowedDomains: ['127.0.0.1'] });
+    await kube.createApiKey('widget', { account: account.id, siteRef: 'storefront', restrictDomains: true });
     const site = await siteAtGeneration(1);
     await waitFor('ApiKey widget Ready', async () => ready(await kube.get<ApiKeyResource>('ApiKey', 'widget'))?.status === 'True');
     const key = (await kube.secretKey('widget')) as string;
     expect(key).to.match(/^vf_/);
 
     // The management API leaves the operator's objects alone: the resource is the source of truth.
-    const edit = await hosted.api(hosted.fullKey).patch(`/api/sites/${site.status?.siteId}`, { allowedDomains: ['evil.example'] });
+    const edit = await call('PATCH', `/api/sites/${site.status?.siteId}`, fullKey, { allowedDomains: ['evil.example'] });
     expect(edit.status).to.equal(409);
     expect(edit.body.error).to.include('kubectl -n shop edit sites.viewfinder.dev storefront');
 

@@ -20,16 +20,16 @@ describe('operator conditions', () => {
 
   it('keeps lastTransitionTime while the status stays the same, even when the reason changes', () => {
     const first = withReady(undefined, { ready: false, reason: REASONS.SiteNotFound, message: 'a' }, 1, t0);
-    const second = withReady(first, { ready: false, reason: REASONS.StoreUnavailable, message: 'b' }, 2, t1);
+    const second = withReady(first, { ready: false, reason: REASONS.ApiUnavailable, message: 'b' }, 2, t1);
     expect(second).to.have.length(1);
-    expect(second[0]).to.include({ reason: 'StoreUnavailable', lastTransitionTime: t0.toISOString(), observedGeneration: 2 });
+    expect(second[0]).to.include({ reason: 'ApiUnavailable', lastTransitionTime: t0.toISOString(), observedGeneration: 2 });
   });
 
   it('moves lastTransitionTime when the status flips', () => {
     const notReady = withReady(undefined, { ready: false, reason: REASONS.SiteNotFound, message: 'a' }, 1, t0);
     const isReady = withReady(notReady, { ready: true, reason: REASONS.Reconciled, message: 'ok' }, 1, t1);
     expect(isReady[0]).to.include({ status: 'True', lastTransitionTime: t1.toISOString() });
-    const again = withReady(isReady, { ready: false, reason: REASONS.StoreUnavailable, message: 'down' }, 1, t2);
+    const again = withReady(isReady, { ready: false, reason: REASONS.ApiUnavailable, message: 'down' }, 1, t2);
     expect(again[0]).to.include({ status: 'False', lastTransitionTime: t2.toISOString() });
   });
 

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import { hashApiKey } from '../../lib/api-keys.ts';
 import { capturedLogger } from '../support/captured-logger.ts';
@@ -10,6 +7,7 @@ import {
   Resources,
   ready,
   startFakeTarget,
+  startHostedApi,
   startRealTarget,
   startTestOperator,
   useOperator,
@@ -97,11 +95,20 @@ for (const leg of legs) {
         expect(await ctx.running.store.getSite(site.status?.siteId as string)).to.equal(null);
       });
 
-      it('reports StoreUnavailable when the store fails', async () => {
-        await ctx.running.store.close();
-        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: [] });
-        const condition = await notReady('Site', 'storefront', 'StoreUnavailable');
-        expect(condition.message).to.match(/^The store failed/);
+      it('reports ApiUnavailable while the API cannot be reached, and /readyz says so; Ready once it is back, with one site', async () => {
+        const readyz = `http://127.0.0.1:${ctx.running.operator.port}/readyz`;
+        await ctx.running.api.stop();
+        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
+        const condition = await notReady('Site', 'storefront', 'ApiUnavailable');
+        expect(condition.message).to.match(/^The API at http:\/\/127\.0\.0\.1:\d+ cannot be reached: ECONNREFUSED/);
+        await waitFor('the Warning event', async () => (await ctx.kube.events()).find((event) => event.reason === 'ApiUnavailable' && event.type === 'Warning'));
+        const unready = await fetch(readyz);
+        expect(unready.status).to.equal(503);
+        expect(await unready.json()).to.include({ success: false, reason: 'ApiUnavailable' });
+        await ctx.running.api.start();
+        const site = await readySite('storefront');
+        expect((await ctx.running.store.listSites(ctx.account.id)).map((stored) => stored.id)).to.deep.equal([site.status?.siteId]);
+        expect((await fetch(readyz)).status).to.equal(200);
       });
     });
 
@@ -204,11 +211,10 @@ for (const leg of legs) {
         await ctx.kube.createApiKey('widget', { account: ctx.account.id, siteRef: 'storefront' });
         const before = await readyKey('widget');
         const secretBefore = await ctx.kube.secret('widget');
-        // Stopped by hand, so that its DATA_DIR stays for the restarted operator.
-        const dataDir = ctx.running.dataDir;
+        // Only the operator stops: the restarted one reconciles through the same API.
+        const { api } = ctx.running;
         await ctx.running.operator.stop();
-        await ctx.running.store.close();
-        const restarted = await startTestOperator(ctx.target, { dataDir });
+        const restarted = await startTestOperator(ctx.target, { api });
         try {
           await waitFor('the restarted operator to reconcile', async () => {
             const text = await restarted.operator.metrics.registry.getSingleMetricAsString('viewfinder_operator_reconcile_total');
@@ -219,7 +225,7 @@ for (const leg of legs) {
           expect((await ctx.kube.secret('widget'))?.metadata?.resourceVersion).to.equal(secretBefore?.metadata?.resourceVersion);
         } finally {
           await restarted.stop();
-          rmSync(dataDir, { recursive: true, force: true });
+          await api.close();
           ctx.running = await startTestOperator(ctx.target);
         }
       });
@@ -229,11 +235,11 @@ for (const leg of legs) {
       it('elects one leader; only it reconciles; when it dies the other takes over', async () => {
         const lease = { LEASE_NAME: 'viewfinder-operator-pair' };
         await ctx.running.stop();
-        // Both replicas share one store, as replicas share one MongoDB.
-        const dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-operator-pair-'));
-        const first = await startTestOperator(ctx.target, { env: lease, dataDir });
+        // Both replicas reconcile through one API.
+        const api = await startHostedApi(ctx.target);
+        const first = await startTestOperator(ctx.target, { env: lease, api });
         await waitFor('the first replica to lead', () => first.operator.isLeader());
-        const second = await startTestOperator(ctx.target, { env: lease, dataDir });
+        const second = await startTestOperator(ctx.target, { env: lease, api });
         ctx.running = second;
         try {
           ctx.account = await first.store.createAccount({ name: 'Acme' });
@@ -251,7 +257,7 @@ for (const leg of legs) {
         } finally {
           await first.stop().catch(() => {});
           await second.stop();
-          rmSync(dataDir, { recursive: true, force: true });
+          await api.close();
           ctx.running = await startTestOperator(ctx.target);
         }
       });
@@ -312,6 +318,27 @@ describe('operator against the fake API server: broken watches, outages, resync,
     ctx.account = await ctx.running.store.createAccount({ name: 'Acme' });
     await ctx.kube.createSite('after-outage', { account: ctx.account.id, allowedDomains: [] });
     await siteReady('after-outage');
+  });
+
+  it('reports ApiUnavailable while the API answers 5xx, then Ready, with no duplicate site or key', async () => {
+    await ctx.running.stop();
+    // Every call is reviewed afresh, so that the Kubernetes API's failures reach the API's answers.
+    ctx.running = await startTestOperator(ctx.target, { apiEnv: { TOKEN_REVIEW_CACHE_SECONDS: '0' } });
+    ctx.account = await ctx.running.store.createAccount({ name: 'Acme' });
+    ctx.target.fake!.failNext(40, 503, (method, url) => method === 'POST' && url.endsWith('/tokenreviews'));
+    await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
+    await ctx.kube.createApiKey('widget', { account: ctx.account.id, siteRef: 'storefront' });
+    const condition = await waitFor('Site storefront ApiUnavailable', async () => {
+      const found = ready(await ctx.kube.get<SiteResource>('Site', 'storefront'));
+      return found?.reason === 'ApiUnavailable' ? found : undefined;
+    });
+    expect(condition.message).to.match(/^The API answered 503: Cannot review the token/);
+    await siteReady('storefront');
+    await waitFor('ApiKey widget Ready', async () => ready(await ctx.kube.get<ApiKeyResource>('ApiKey', 'widget'))?.status === 'True');
+    expect(await ctx.running.store.listSites(ctx.account.id)).to.have.length(1);
+    const keys = await ctx.running.store.listKeys(ctx.account.id);
+    expect(keys).to.have.length(1);
+    expect((await ctx.running.store.findKeyByHash(hashApiKey((await ctx.kube.secretKey('widget')) as string)))?.id).to.equal(keys[0]?.id);
   });
 
   it('never logs a key, even at trace level, through issue, rotation, a lost Secret and revocation', async () => {

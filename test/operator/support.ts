@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -16,13 +18,19 @@ import {
 import type { Logger } from '../../lib/logger.ts';
 import { openStore } from '../../lib/store/open.ts';
 import type { Account, Store } from '../../lib/store/store.ts';
+import { ApiClient } from '../../operator/src/api/client.ts';
+import { tokenRequestSource } from '../../operator/src/api/token.ts';
 import { loadOperatorConfig, type OperatorConfig } from '../../operator/src/config.ts';
+import { createApp } from '../../services/api/src/app.ts';
+import { cachedReviewer, kubeTokenReviewer } from '../../services/api/src/auth/operator-token.ts';
+import type { Renderer } from '../../services/renderer/src/renderer.ts';
 import { httpStatusOf } from '../../lib/k8s/api-errors.ts';
 import { startOperator, type Operator } from '../../operator/src/operator.ts';
 import { GROUP, PLURALS, VERSION, type ApiKeyResource, type Kind, type SiteResource } from '../../operator/src/resources.ts';
 import { startFakeKubeApiServer, type FakeKubeApiServer } from '../support/fake-kube-apiserver.ts';
 import { createNamespace, deleteNamespace, testNamespaceName } from '../support/namespaces.ts';
-import { silentLogger } from '../support/harness.ts';
+import { silentLogger, testConfig } from '../support/harness.ts';
+import { createStubRenderer } from '../support/stub-renderer.ts';
 
 /**
  * Where the operator's integration tests run: the in-process fake API server, or, when KUBECONFIG
@@ -65,6 +73,9 @@ export async function startRealTarget(): Promise<KubeTarget> {
   }
   const namespace = testNamespaceName();
   await createNamespace(kubeConfig, namespace);
+  // The operator's identity, and another one that the API must not trust.
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  for (const name of [OPERATOR_SERVICE_ACCOUNT, 'intruder']) await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
   return {
     kubeConfig,
     namespace,
@@ -180,46 +191,116 @@ export function ready(resource: SiteResource | ApiKeyResource | undefined): { st
   return resource?.status?.conditions?.find((condition) => condition.type === 'Ready');
 }
 
-export interface RunningOperator {
-  operator: Operator;
+/** The ServiceAccount the test operators run as, in the target's namespace (the API trusts it). */
+export const OPERATOR_SERVICE_ACCOUNT = 'viewfinder-operator';
+
+/**
+ * The hosted API the operator reconciles through, in this process: createApp on an embedded store
+ * in its own DATA_DIR, listening on loopback, reviewing tokens with the target's API server and
+ * trusting the test operator's ServiceAccount. Captures go to a stub renderer unless a real one is
+ * given (the acceptance walk-through captures). stop() and start() take it off the network and bring it back on the same port.
+ */
+export interface HostedApi {
   store: Store;
   dataDir: string;
+  url: string;
+  /** TokenReviews the API has asked for (its cache keeps this low). */
+  reviews(): number;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startHostedApi(target: KubeTarget, options: { dataDir?: string; env?: Record<string, string>; renderer?: Renderer } = {}): Promise<HostedApi> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'viewfinder-operator-api-'));
+  const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, OPERATOR_SERVICE_ACCOUNTS: `${target.namespace}/${OPERATOR_SERVICE_ACCOUNT}`, ...options.env });
+  const store = await openStore(config.store);
+  const reviewer = cachedReviewer(kubeTokenReviewer(target.kubeConfig, config.operatorAuth.audience), config.operatorAuth.reviewCacheMs);
+  const app = createApp({ config, renderer: options.renderer ?? createStubRenderer({ capacity: 1, delayMs: () => 0 }), logger: silentLogger, store, tokenReviewer: reviewer });
+  let server: http.Server | undefined;
+  let port = 0;
+  const start = async () => {
+    const listening = http.createServer(app.callback());
+    await new Promise<void>((resolve, reject) => {
+      listening.once('error', reject);
+      listening.listen(port, '127.0.0.1', resolve);
+    });
+    port = (listening.address() as AddressInfo).port;
+    server = listening;
+  };
+  const stop = async () => {
+    const closing = server;
+    server = undefined;
+    if (!closing) return;
+    closing.closeAllConnections();
+    await new Promise<void>((resolve) => closing.close(() => resolve()));
+  };
+  await start();
+  return {
+    store,
+    dataDir,
+    url: `http://127.0.0.1:${port}/`,
+    reviews: () => reviewer.reviews,
+    stop,
+    start,
+    async close() {
+      await stop();
+      await store.close();
+      if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An operator's environment for the API: its URL and the ServiceAccount whose tokens it requests. */
+export function operatorApiEnv(target: KubeTarget, api: { url: string }): Record<string, string> {
+  return { API_URL: api.url, OPERATOR_SERVICE_ACCOUNT: `${target.namespace}/${OPERATOR_SERVICE_ACCOUNT}` };
+}
+
+export interface RunningOperator {
+  operator: Operator;
+  /** The API's store (the operator never opens it): for assertions and for creating accounts, as the CLI would. */
+  store: Store;
+  api: HostedApi;
   config: OperatorConfig;
-  /** Stops the operator and closes its store; removes the data directory unless it was given. */
+  /** Stops the operator, and the API unless it was given. */
   stop(options?: { release?: boolean }): Promise<void>;
 }
 
 /**
- * Starts the whole operator as main.ts does (config from env readers, store, client-node), on a
- * loopback port 0, with short lease timings so that fail-over tests finish quickly.
+ * Starts the whole operator as main.ts does (config from env readers, the API client with
+ * TokenRequests for its ServiceAccount, client-node), on a loopback port 0, with short lease
+ * timings so that fail-over tests finish quickly. Without `api`, it gets a hosted API of its own.
  */
 export async function startTestOperator(
   target: KubeTarget,
-  options: { dataDir?: string; env?: Record<string, string>; logger?: Logger } = {},
+  options: { api?: HostedApi; apiEnv?: Record<string, string>; env?: Record<string, string>; logger?: Logger } = {},
 ): Promise<RunningOperator> {
-  const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'viewfinder-operator-'));
+  const api = options.api ?? (await startHostedApi(target, { env: options.apiEnv ?? {} }));
   const config = loadOperatorConfig({
-    DATA_DIR: dataDir,
     OPERATOR_HOST: '127.0.0.1',
     OPERATOR_PORT: '0',
     WATCH_NAMESPACE: target.namespace,
     LEASE_NAME: `viewfinder-operator-${randomBytes(3).toString('hex')}`,
+    ...operatorApiEnv(target, api),
     ...options.env,
   });
   // Lease timings below the one-second granularity of the env variables.
   config.leaderElection = { ...config.leaderElection, leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 };
   config.maxRetryDelayMs = 200;
-  const store = await openStore(config.store);
-  const operator = await startOperator({ config, kubeConfig: target.kubeConfig, store, logger: options.logger ?? silentLogger });
+  const client = new ApiClient({
+    baseUrl: config.api.url,
+    tokens: tokenRequestSource(target.kubeConfig, config.api.serviceAccount, config.api.audience),
+    timeoutMs: config.api.timeoutMs,
+  });
+  const operator = await startOperator({ config, kubeConfig: target.kubeConfig, api: client, logger: options.logger ?? silentLogger });
   return {
     operator,
-    store,
-    dataDir,
+    store: api.store,
+    api,
     config,
     async stop(stopOptions) {
       await operator.stop(stopOptions);
-      await store.close();
-      if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
+      if (options.api === undefined) await api.close();
     },
   };
 }

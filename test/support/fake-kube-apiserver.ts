@@ -23,6 +23,10 @@ import { crdAjv } from './crd-ajv.ts';
  *   the event history is a small window (historyLimit), and a watch from before it gets an ERROR
  *   event with a 410 Gone Status, as the real server sends.
  *
+ * - ServiceAccount tokens: TokenRequests (POST .../serviceaccounts/{name}/token, for any name: the
+ *   fake keeps no ServiceAccount objects) issue random tokens bound to their audiences, and
+ *   TokenReviews authenticate exactly those tokens, for an audience they were issued for.
+ *
  * Not implemented: CEL rules (x-kubernetes-validations), strategic-merge and apply patches,
  * field selectors, pagination. Tests call compact() and dropWatches() to break watches on demand.
  */
@@ -90,6 +94,8 @@ export interface FakeKubeApiServer {
   watchRequests: Record<string, number>;
   /** Answers the next `count` requests matching the predicate with this status (to simulate outages). */
   failNext(count: number, status: number, matches?: (method: string, url: string) => boolean): void;
+  /** How many TokenReviews were asked for (tests check the API's cache). */
+  tokenReviews: number;
   close(): Promise<void>;
 }
 
@@ -114,6 +120,8 @@ export async function startFakeKubeApiServer(options: { historyLimit?: number } 
   const watchRequests: Record<string, number> = {};
   const failures: Array<{ count: number; status: number; matches: (method: string, url: string) => boolean }> = [];
 
+  const tokens = new Map<string, { username: string; uid: string; audiences: string[] }>();
+  const counters = { tokenReviews: 0 };
   const store = (plural: string) => objects.get(plural) as Map<string, KubeObject>;
   const keyOf = (namespace: string | undefined, name: string) => `${namespace ?? ''}/${name}`;
 
@@ -176,6 +184,38 @@ export async function startFakeKubeApiServer(options: { historyLimit?: number } 
     });
   });
 
+  const issueToken = (res: http.ServerResponse, namespace: string, name: string, body: string) => {
+    const request = JSON.parse(body || '{}') as { spec?: { audiences?: string[]; expirationSeconds?: number } };
+    const audiences = request.spec?.audiences ?? ['https://kubernetes.default.svc'];
+    const expirationSeconds = request.spec?.expirationSeconds ?? 3600;
+    const token = `fake-sa-token.${randomUUID()}`;
+    tokens.set(token, { username: `system:serviceaccount:${namespace}:${name}`, uid: randomUUID(), audiences });
+    json(res, 201, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      metadata: { name, namespace },
+      spec: { audiences, expirationSeconds },
+      status: { token, expirationTimestamp: new Date(Date.now() + expirationSeconds * 1000).toISOString() },
+    });
+  };
+
+  const reviewToken = (res: http.ServerResponse, body: string) => {
+    counters.tokenReviews += 1;
+    const review = JSON.parse(body || '{}') as { spec?: { token?: string; audiences?: string[] } };
+    const issued = tokens.get(review.spec?.token ?? '');
+    const wanted = review.spec?.audiences ?? [];
+    const audiences = issued ? (wanted.length === 0 ? issued.audiences : wanted.filter((audience) => issued.audiences.includes(audience))) : [];
+    const authenticated = issued !== undefined && audiences.length > 0;
+    json(res, 201, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenReview',
+      spec: review.spec,
+      status: authenticated
+        ? { authenticated: true, user: { username: issued.username, uid: issued.uid, groups: ['system:serviceaccounts'] }, audiences }
+        : { authenticated: false, error: issued ? 'token audiences are invalid' : 'invalid bearer token' },
+    });
+  };
+
   const handle = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => {
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', 'http://fake');
@@ -184,6 +224,9 @@ export async function startFakeKubeApiServer(options: { historyLimit?: number } 
       failure.count -= 1;
       return status(res, failure.status, (http.STATUS_CODES[failure.status] ?? 'Error').replace(/\W/g, ''), 'injected failure');
     }
+    const tokenRequest = /^\/api\/v1\/namespaces\/([^/]+)\/serviceaccounts\/([^/]+)\/token$/.exec(url.pathname);
+    if (method === 'POST' && tokenRequest) return issueToken(res, tokenRequest[1] as string, tokenRequest[2] as string, body);
+    if (method === 'POST' && url.pathname === '/apis/authentication.k8s.io/v1/tokenreviews') return reviewToken(res, body);
     const route = parsePath(url.pathname);
     if (!route) return status(res, 404, 'NotFound', `the server could not find the requested resource (${url.pathname})`);
     const resource = resources[route.plural] as Resource;
@@ -357,6 +400,9 @@ export async function startFakeKubeApiServer(options: { historyLimit?: number } 
     watchRequests,
     failNext(count, code, matches = () => true) {
       failures.push({ count, status: code, matches });
+    },
+    get tokenReviews() {
+      return counters.tokenReviews;
     },
     close: () =>
       new Promise<void>((resolve) => {

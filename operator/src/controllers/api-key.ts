@@ -1,6 +1,6 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { hashApiKey, hashesEqual } from '../../../lib/api-keys.ts';
-import type { ApiKey, ManagedByRef, NewKey } from '../../../lib/store/store.ts';
+import { hashApiKey } from '../../../lib/api-keys.ts';
+import type { ManagedKey, PutManagedKey } from '../../../lib/operator-api.ts';
 import { REASONS, withReady } from '../conditions.ts';
 import {
   API_KEY_LABEL,
@@ -12,61 +12,52 @@ import {
 } from '../resources.ts';
 import {
   NotReady,
+  apiCall,
   readyState,
   reconcileResource,
   requireAccount,
-  storeCall,
   writeStatus,
   type ControllerDeps,
   type ReconcileResult,
 } from './common.ts';
 
 /**
- * The ApiKey controller: an ApiKey resource becomes a key in the store, owned by it, and the key's
- * plaintext goes to a Secret that the ApiKey owns (so the garbage collector removes it with the
- * ApiKey). The store keeps only a hash, so the Secret is the one copy of the plaintext:
+ * The ApiKey controller: an ApiKey resource becomes a key in the API's store, owned by it, and the
+ * key's plaintext goes to a Secret that the ApiKey owns (so the garbage collector removes it with
+ * the ApiKey). The store keeps only a hash, so the Secret is the one copy of the plaintext:
  *
  * - a raised spec.rotation (above the rotation the Secret was written for) regenerates the key;
  * - a Secret that was deleted, or whose key no longer matches the store's hash (a crash between
  *   regenerating and writing), cannot be rebuilt: the key is regenerated and a new Secret written.
+ *   The API checks the Secret's key by its hash (verify), so the key never travels to be checked.
  *
  * The plaintext is never logged, put in status or in an event.
  */
 export function reconcileApiKey(deps: ControllerDeps, namespace: string, name: string): Promise<ReconcileResult> {
-  const { store, logger } = deps;
-  const ref: ManagedByRef = { kind: 'ApiKey', namespace, name };
+  const { api, logger } = deps;
   return reconcileResource<ApiKeyResource>(deps, 'ApiKey', namespace, name, {
     // The Secret carries an ownerReference to the ApiKey: the garbage collector removes it.
     async removeFromStore() {
-      const stored = await store.findKeyByManagedBy(ref);
-      if (!stored) return;
-      await store.deleteKey(stored.id);
-      logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, prefix: stored.prefix }, 'Revoked the key');
+      const keyId = await api.deleteKey(namespace, name);
+      if (keyId) logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId }, 'Revoked the key');
     },
-    apply: (resource, now) => applyApiKey(deps, ref, resource, now),
+    apply: (resource, now) => applyApiKey(deps, resource, now),
   });
 }
 
-async function applyApiKey(deps: ControllerDeps, ref: ManagedByRef, current: ApiKeyResource, now: Date): Promise<void> {
-  const { kube, store, logger } = deps;
-  const { namespace, name } = ref;
+async function applyApiKey(deps: ControllerDeps, current: ApiKeyResource, now: Date): Promise<void> {
+  const { kube, api, logger } = deps;
+  const { namespace, name } = current.metadata;
   const { spec, metadata } = current;
-  await requireAccount(store, spec.account);
-  const wanted: NewKey & { managedBy: NonNullable<NewKey['managedBy']> } = {
-    accountId: spec.account,
-    name: `${namespace}/${name}`,
-    kind: 'full',
-    siteId: null,
-    restrictDomains: false,
-    managedBy: { ...ref, uid: metadata.uid },
-  };
+  await requireAccount(api, spec.account);
+  const wanted: PutManagedKey = { accountId: spec.account, name: `${namespace}/${name}`, siteId: null, restrictDomains: false, uid: metadata.uid };
   if (spec.siteRef) {
-    const site = await storeCall(() => store.findSiteByManagedBy({ kind: 'Site', namespace, name: spec.siteRef as string }));
+    const site = await apiCall(() => api.getSite(namespace, spec.siteRef as string));
     if (!site) throw new NotReady(REASONS.SiteNotFound, `Site ${spec.siteRef} does not exist in namespace ${namespace}, or is not Ready yet`);
     if (site.accountId !== spec.account) {
       throw new NotReady(REASONS.AccountMismatch, `Site ${spec.siteRef} belongs to account ${site.accountId}, not to ${spec.account}`);
     }
-    Object.assign(wanted, { kind: 'site', siteId: site.id, restrictDomains: spec.restrictDomains ?? false });
+    Object.assign(wanted, { siteId: site.id, restrictDomains: spec.restrictDomains ?? false });
   } else if (spec.restrictDomains) {
     throw new NotReady(REASONS.InvalidSpec, 'spec.restrictDomains needs spec.siteRef: a key without a site is full-access', false);
   }
@@ -80,16 +71,21 @@ async function applyApiKey(deps: ControllerDeps, ref: ManagedByRef, current: Api
     );
   }
 
-  const existing = await storeCall(() => store.findKeyByManagedBy(ref));
-  let stored: ApiKey;
+  const existing = await apiCall(() => api.getKey(namespace, name));
+  let stored: ManagedKey;
   let plaintext: string | null = null;
   if (existing && keyMatches(existing, wanted)) {
     stored = existing;
   } else {
-    const upserted = await storeCall(() => store.upsertManagedKey(wanted));
-    stored = upserted.key;
-    plaintext = upserted.secret;
+    const upserted = await apiCall(() => api.putKey(namespace, name, wanted));
+    stored = upserted;
+    plaintext = upserted.key;
   }
+  /** Whether a Secret holds the store's current key: the API compares hashes, the key stays here. */
+  const secretHolds = async (candidate: V1Secret) => {
+    const held = decodeKey(candidate);
+    return held !== undefined && (await apiCall(() => api.keyMatches(namespace, name, hashApiKey(held))));
+  };
 
   const rotation = spec.rotation ?? 0;
   // After a change of spec.secretName, the Secret written under the old name (still this ApiKey's).
@@ -99,18 +95,19 @@ async function applyApiKey(deps: ControllerDeps, ref: ManagedByRef, current: Api
 
   let issued: 'created' | 'rotated' | 'secretLost' | null = plaintext === null ? null : 'created';
   if (plaintext === null) {
-    if (!secret && ownedPrevious && secretHolds(ownedPrevious, stored.hash) && rotation <= secretRotation(ownedPrevious)) {
+    if (!secret && ownedPrevious && rotation <= secretRotation(ownedPrevious) && (await secretHolds(ownedPrevious))) {
       // A rename: the key moves to the new Secret as it is, nothing is regenerated.
       await kube.createSecret(namespace, secretFor(current, secretName, decodeKey(ownedPrevious) as string, rotation, null));
       logger.info({ kind: 'ApiKey', object: `${namespace}/${name}`, keyId: stored.id, from: previousName, to: secretName }, 'Moved the key to another Secret');
     } else if (!secret) issued = 'secretLost';
     else if (rotation > secretRotation(secret)) issued = 'rotated';
-    else if (!secretHolds(secret, stored.hash)) issued = 'secretLost';
+    else if (!(await secretHolds(secret))) issued = 'secretLost';
     if (issued) {
-      const regenerated = await storeCall(() => store.regenerateKey(stored.id));
-      if (!regenerated) throw new NotReady(REASONS.StoreUnavailable, `Key ${stored.id} vanished from the store while it was regenerated`);
-      stored = regenerated.key;
-      plaintext = regenerated.secret;
+      const regenerated = await apiCall(() => api.regenerateKey(namespace, name));
+      // Deleted meanwhile (by a finalizer of a racing replica, say): the next reconcile creates it again.
+      if (!regenerated) throw new NotReady(REASONS.ApiUnavailable, `Key ${stored.id} vanished from the store while it was regenerated`);
+      stored = regenerated;
+      plaintext = regenerated.key;
     }
   }
 
@@ -126,7 +123,7 @@ async function applyApiKey(deps: ControllerDeps, ref: ManagedByRef, current: Api
     keyId: stored.id,
     prefix: stored.prefix,
     secretName,
-    lastRotatedAt: issued !== null ? now.toISOString() : (current.status?.lastRotatedAt ?? stored.createdAt.toISOString()),
+    lastRotatedAt: issued !== null ? now.toISOString() : (current.status?.lastRotatedAt ?? stored.createdAt),
     observedGeneration: metadata.generation,
     conditions: withReady(current.status?.conditions, readyState(`Key ${stored.prefix}… (${scope}) is in Secret ${secretName}`), metadata.generation, now),
   });
@@ -139,26 +136,26 @@ const issuedLog = {
 } as const;
 
 const issuedEvent = {
-  created: { reason: 'KeyIssued', message: (key: ApiKey, secret: string) => `Issued key ${key.prefix}… into Secret ${secret}` },
+  created: { reason: 'KeyIssued', message: (key: ManagedKey, secret: string) => `Issued key ${key.prefix}… into Secret ${secret}` },
   rotated: {
     reason: 'KeyRotated',
-    message: (key: ApiKey, secret: string, rotation: number) => `Rotation ${rotation}: regenerated the key (now ${key.prefix}…); the old one stopped working; Secret ${secret} holds the new one`,
+    message: (key: ManagedKey, secret: string, rotation: number) => `Rotation ${rotation}: regenerated the key (now ${key.prefix}…); the old one stopped working; Secret ${secret} holds the new one`,
   },
   secretLost: {
     reason: 'SecretRecreated',
-    message: (key: ApiKey, secret: string) =>
+    message: (key: ManagedKey, secret: string) =>
       `Secret ${secret} was missing or did not hold the current key, and the store keeps only a hash: regenerated the key (now ${key.prefix}…) and wrote the Secret again`,
   },
 } as const;
 
-function keyMatches(existing: ApiKey, wanted: NewKey & { managedBy: { uid: string } }): boolean {
+function keyMatches(existing: ManagedKey, wanted: PutManagedKey): boolean {
   return (
     existing.accountId === wanted.accountId &&
     existing.name === wanted.name &&
-    existing.kind === wanted.kind &&
-    existing.siteId === (wanted.siteId ?? null) &&
-    existing.restrictDomains === (wanted.restrictDomains ?? false) &&
-    existing.managedBy?.uid === wanted.managedBy.uid
+    existing.kind === (wanted.siteId === null ? 'full' : 'site') &&
+    existing.siteId === wanted.siteId &&
+    existing.restrictDomains === wanted.restrictDomains &&
+    existing.managedBy.uid === wanted.uid
   );
 }
 
@@ -174,12 +171,6 @@ function secretRotation(secret: V1Secret | null): number {
 function decodeKey(secret: V1Secret): string | undefined {
   const encoded = secret.data?.[SECRET_KEY_FIELD];
   return encoded ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
-}
-
-/** Whether the Secret holds the key whose hash the store has (compared without leaking timing). */
-function secretHolds(secret: V1Secret, hash: string): boolean {
-  const plaintext = decodeKey(secret);
-  return plaintext !== undefined && hashesEqual(hashApiKey(plaintext), hash);
 }
 
 function secretFor(owner: ApiKeyResource, name: string, plaintext: string, rotation: number, existing: V1Secret | null): V1Secret {

@@ -1,7 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
-import { isHttpError } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/logger.ts';
-import type { Store } from '../../../lib/store/store.ts';
+import { ApiRefused, ApiUnavailable, type ApiClient } from '../api/client.ts';
 import { REASONS, readyCondition, withReady, type Reason, type ReadyState } from '../conditions.ts';
 import { describeKubeError, httpStatusOf, isConflict } from '../../../lib/k8s/api-errors.ts';
 import type { KubeClient } from '../k8s/client.ts';
@@ -11,7 +10,7 @@ import { FINALIZER, type Resource } from '../resources.ts';
 /** What a controller needs; tests pass the same things main.ts does. */
 export interface ControllerDeps {
   kube: KubeClient;
-  store: Store;
+  api: ApiClient;
   events: EventRecorder;
   logger: Logger;
   now?: () => Date;
@@ -34,26 +33,30 @@ export class NotReady extends Error {
 }
 
 /**
- * Runs a store call; whatever it throws becomes a NotReady with the store's meaning: the typed
- * errors of lib/errors.ts say what is wrong with the request, anything else means the store itself
- * failed (a busy SQLite file, an unreachable MongoDB) and is worth retrying.
+ * Runs an API call; whatever it throws becomes a NotReady with the API's meaning: no answer or a
+ * 5xx is ApiUnavailable (retried with backoff), 401/403 is ApiRefused, and the other error answers
+ * say what is wrong with the request (404 account, 409 account mismatch, 400 invalid).
+ * A Kubernetes failure (asking for a token) passes through to the KubernetesApiError path.
  */
-export async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+export async function apiCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    if (err instanceof NotReady) throw err;
-    if (isHttpError(err)) {
+    if (err instanceof ApiUnavailable) throw new NotReady(REASONS.ApiUnavailable, err.message);
+    if (err instanceof ApiRefused) {
+      if (err.status === 401 || err.status === 403) {
+        throw new NotReady(REASONS.ApiRefused, `The API refused the operator's ServiceAccount token (${err.status}): ${err.message}`);
+      }
       if (err.status === 404) throw new NotReady(REASONS.AccountNotFound, err.message);
       if (err.status === 409) throw new NotReady(REASONS.AccountMismatch, err.message);
       throw new NotReady(REASONS.InvalidSpec, err.message, false);
     }
-    throw new NotReady(REASONS.StoreUnavailable, `The store failed: ${err instanceof Error ? err.message : String(err)}`);
+    throw err;
   }
 }
 
-export async function requireAccount(store: Store, accountId: string): Promise<void> {
-  const account = await storeCall(() => store.getAccount(accountId));
+export async function requireAccount(api: ApiClient, accountId: string): Promise<void> {
+  const account = await apiCall(() => api.getAccount(accountId));
   if (!account) {
     throw new NotReady(
       REASONS.AccountNotFound,
@@ -96,7 +99,7 @@ async function finalizeIfDeleted<T extends Resource>(
   if (resource && !resource.metadata.deletionTimestamp) return undefined;
   if (resource && !hasFinalizer(resource)) return { outcome: 'deleted' };
   try {
-    await storeCall(removeFromStore);
+    await apiCall(removeFromStore);
   } catch (err) {
     if (!resource) throw err;
     return failReconcile(deps, resource, err);

@@ -1,34 +1,31 @@
 import { normalizeAllowedDomains } from '../../../lib/domains.ts';
-import type { ManagedByRef, Site } from '../../../lib/store/store.ts';
+import type { ManagedSite, PutManagedSite } from '../../../lib/operator-api.ts';
 import { REASONS, withReady } from '../conditions.ts';
 import type { SiteResource } from '../resources.ts';
 import {
   NotReady,
+  apiCall,
   readyState,
   reconcileResource,
   requireAccount,
-  storeCall,
   writeStatus,
   type ControllerDeps,
   type ReconcileResult,
 } from './common.ts';
 
 /**
- * The Site controller: a Site resource becomes a site in the store, owned by it (managedBy), with
- * its allowedDomains normalized exactly as the management API does. Level-based: it reads the
- * resource and the store, and writes only what differs, so running it twice changes nothing.
+ * The Site controller: a Site resource becomes a site in the API's store, owned by it (managedBy),
+ * with its allowedDomains normalized exactly as the management API does. Level-based: it reads the
+ * resource and the API's site, and writes only what differs, so running it twice changes nothing.
  */
 export function reconcileSite(deps: ControllerDeps, namespace: string, name: string): Promise<ReconcileResult> {
-  const { kube, store, logger } = deps;
-  const ref: ManagedByRef = { kind: 'Site', namespace, name };
+  const { kube, api, logger } = deps;
   const object = `${namespace}/${name}`;
   return reconcileResource<SiteResource>(deps, 'Site', namespace, name, {
     async removeFromStore() {
-      // The store site goes with the keys scoped to it; nothing to do when it is gone already.
-      const stored = await store.findSiteByManagedBy(ref);
-      if (!stored) return;
-      await store.deleteSite(stored.id);
-      logger.info({ kind: 'Site', object, siteId: stored.id }, 'Deleted the site from the store');
+      // The site goes with the keys scoped to it; nothing to do when it is gone already.
+      const siteId = await api.deleteSite(namespace, name);
+      if (siteId) logger.info({ kind: 'Site', object, siteId }, 'Deleted the site from the store');
     },
     async apply(site, now) {
       let allowedDomains: string[];
@@ -37,14 +34,14 @@ export function reconcileSite(deps: ControllerDeps, namespace: string, name: str
       } catch (err) {
         throw new NotReady(REASONS.InvalidSpec, `spec.${(err as Error).message}`, false);
       }
-      await requireAccount(store, site.spec.account);
-      const wanted = { accountId: site.spec.account, name: object, allowedDomains, managedBy: { ...ref, uid: site.metadata.uid } };
-      const existing = await storeCall(() => store.findSiteByManagedBy(ref));
-      let stored: Site;
-      if (existing && storeMatches(existing, wanted)) {
+      await requireAccount(api, site.spec.account);
+      const wanted: PutManagedSite = { accountId: site.spec.account, name: object, allowedDomains, uid: site.metadata.uid };
+      const existing = await apiCall(() => api.getSite(namespace, name));
+      let stored: ManagedSite;
+      if (existing && siteMatches(existing, wanted)) {
         stored = existing;
       } else {
-        stored = await storeCall(() => store.upsertManagedSite(wanted));
+        stored = await apiCall(() => api.putSite(namespace, name, wanted));
         logger.info({ kind: 'Site', object, siteId: stored.id, domains: allowedDomains.length }, existing ? 'Updated the site in the store' : 'Created the site in the store');
       }
       const message = `Site ${stored.id} allows ${allowedDomains.length === 0 ? 'no domains' : allowedDomains.join(', ')}`;
@@ -57,11 +54,11 @@ export function reconcileSite(deps: ControllerDeps, namespace: string, name: str
   });
 }
 
-function storeMatches(existing: Site, wanted: { accountId: string; name: string; allowedDomains: string[]; managedBy: { uid: string } }): boolean {
+function siteMatches(existing: ManagedSite, wanted: PutManagedSite): boolean {
   return (
     existing.accountId === wanted.accountId &&
     existing.name === wanted.name &&
-    existing.managedBy?.uid === wanted.managedBy.uid &&
+    existing.managedBy.uid === wanted.uid &&
     existing.allowedDomains.length === wanted.allowedDomains.length &&
     existing.allowedDomains.every((domain, index) => domain === wanted.allowedDomains[index])
   );

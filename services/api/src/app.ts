@@ -12,6 +12,7 @@ import { httpMetrics, metricsEndpoint } from '../../../lib/metrics.ts';
 import type { Renderer } from '../../renderer/src/renderer.ts';
 import type { Store } from '../../../lib/store/store.ts';
 import { requireHostedKey } from './auth/hosted-key.ts';
+import { requireOperator, type TokenReviewer } from './auth/operator-token.ts';
 import { requireSelfHostedKey } from './auth/self-hosted-key.ts';
 import type { ApiConfig } from './config.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
@@ -47,6 +48,8 @@ export interface AppDeps {
   resultCache?: ResultCache;
   /** Hosted: page monitors' scheduler and pictures (monitors/service.ts); without it their routes answer 503. */
   monitors?: MonitorService;
+  /** MODE=hosted: reviews the operator's ServiceAccount tokens (kubeTokenReviewer); without one the operator routes answer 403. */
+  tokenReviewer?: TokenReviewer;
 }
 
 export function createApp(deps: AppDeps): Koa {
@@ -70,7 +73,7 @@ export function createApp(deps: AppDeps): Koa {
     if (!store) throw new Error('MODE=hosted needs a store');
     const limiter = deps.limiter ?? createRateLimiter(config.rateLimitPerMinute, (key, limit, windowSeconds) => store.consumeRateLimit(key, limit, windowSeconds));
     const hosted: HostedDeps = { store, renderer, logger, limiter, resultCache: deps.resultCache, monitors: deps.monitors };
-    routes.push(...mountHostedRoutes(hosted, config));
+    routes.push(...mountHostedRoutes(hosted, config, deps.tokenReviewer));
     const sessions = sessionManager(store, config.dashboard, deps.clock ?? (() => new Date()));
     routes.push(...dashboardRoutes({ ...hosted, config: config.dashboard, sessions, bodyLimitBytes: config.bodyLimitBytes }));
   }
@@ -90,12 +93,13 @@ export function createApp(deps: AppDeps): Koa {
 }
 
 /** Hosted routes describe their auth and body; the key is checked before the body is read. */
-function mountHostedRoutes(deps: HostedDeps, config: ApiConfig): Route[] {
+function mountHostedRoutes(deps: HostedDeps, config: ApiConfig, tokenReviewer: TokenReviewer | undefined): Route[] {
+  const operatorAuth = requireOperator(tokenReviewer, config.operatorAuth, deps.logger);
   return hostedRoutes(SERVICE_VERSION).map((route) => ({
     method: route.method,
     path: route.path,
     handlers: [
-      ...(route.access === 'public' ? [] : [requireHostedKey(deps.store, deps.logger, route.access)]),
+      ...(route.access === 'public' ? [] : route.access === 'operator' ? [operatorAuth] : [requireHostedKey(deps.store, deps.logger, route.access)]),
       ...(route.body ? jsonBody(config.bodyLimitBytes) : []),
       route.handler(deps),
     ],

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, readEnum, readInt, readList, readOptionalString, readString, type Env } from '../../../lib/env.ts';
+import { DEFAULT_OPERATOR_AUDIENCE } from '../../../lib/operator-api.ts';
 import { loadHttpServiceConfig, type HttpServiceConfig } from '../../../lib/service-process.ts';
 import { loadStoreConfig, type StoreConfig } from '../../../lib/store/open.ts';
 import { loadRendererConfig, type RendererConfig } from '../../renderer/src/config.ts';
@@ -27,6 +28,31 @@ export interface ApiConfig extends HttpServiceConfig {
   resultCache: ResultCacheConfig;
   /** Hosted only: page monitors' schedules, slot share and pictures (monitors/config.ts). */
   monitors: MonitorsConfig;
+  /** Hosted only: who may call the operator routes (/api/operator), by Kubernetes ServiceAccount token. */
+  operatorAuth: OperatorAuthConfig;
+}
+
+export interface OperatorAuthConfig {
+  /** OPERATOR_SERVICE_ACCOUNTS: `namespace/name` of each trusted ServiceAccount; empty trusts none. */
+  trustedServiceAccounts: string[];
+  /** OPERATOR_TOKEN_AUDIENCE: the audience the tokens must carry (TokenReview spec.audiences). */
+  audience: string;
+  /** TOKEN_REVIEW_CACHE_SECONDS: how long a review's answer is reused for the same token. */
+  reviewCacheMs: number;
+}
+
+const SERVICE_ACCOUNT_REF = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$/;
+
+function loadOperatorAuthConfig(env: Env): OperatorAuthConfig {
+  const trustedServiceAccounts = readList(env, 'OPERATOR_SERVICE_ACCOUNTS');
+  for (const entry of trustedServiceAccounts) {
+    if (!SERVICE_ACCOUNT_REF.test(entry)) throw new ConfigError(`OPERATOR_SERVICE_ACCOUNTS: "${entry}" is not namespace/name of a ServiceAccount`);
+  }
+  return {
+    trustedServiceAccounts,
+    audience: readString(env, 'OPERATOR_TOKEN_AUDIENCE', DEFAULT_OPERATOR_AUDIENCE),
+    reviewCacheMs: readInt(env, 'TOKEN_REVIEW_CACHE_SECONDS', 10, { min: 0, max: 3600 }) * 1000,
+  };
 }
 
 /** MongoDB GridFS when MONGODB_URI is set, else files in DATA_DIR/result-cache; RESULT_CACHE_MAX_MB bounds either. */
@@ -80,6 +106,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 60, { min: 1, max: 1_000_000 }),
     dashboard: loadDashboardConfig(env),
     monitors: loadMonitorsConfig(env, store),
+    operatorAuth: loadOperatorAuthConfig(env),
   };
 }
 

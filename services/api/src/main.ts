@@ -12,6 +12,7 @@ import { instrumentRenderer } from '../../renderer/src/metrics.ts';
 import { createChromiumRenderer } from '../../renderer/src/pool.ts';
 import type { Renderer } from '../../renderer/src/renderer.ts';
 import { createApp } from './app.ts';
+import { cachedReviewer, kubeTokenReviewer } from './auth/operator-token.ts';
 import { loadApiConfig, type ApiConfig } from './config.ts';
 import { watchRendererEndpointSlices } from './endpoint-slices.ts';
 import { instrumentStore } from './metrics.ts';
@@ -53,11 +54,19 @@ try {
   const runner = store ? createJobRunner({ store, logger, concurrency: config.monitors.runConcurrency, leaseMs: 60_000, pollIntervalMs: 1000 }) : undefined;
   const monitors = store && runner ? startMonitorService({ store, renderer, images: await openMonitorImages(config.monitors.images), runner, config: config.monitors, logger }) : undefined;
   runner?.start();
+  const { operatorAuth } = config;
+  // Only an API that trusts a ServiceAccount needs the Kubernetes API (KUBECONFIG, or the pod's own account).
+  const tokenReviewer =
+    config.mode === 'hosted' && operatorAuth.trustedServiceAccounts.length > 0
+      ? cachedReviewer(kubeTokenReviewer(loadKubeConfig(), operatorAuth.audience), operatorAuth.reviewCacheMs)
+      : undefined;
+  if (tokenReviewer) logger.info({ trusted: operatorAuth.trustedServiceAccounts, audience: operatorAuth.audience }, 'The operator routes admit these ServiceAccounts (TokenReview)');
   runService({
     config,
     logger,
     describe: { mode: config.mode, auth: config.mode === 'hosted' ? 'hosted-keys' : config.apiKey ? 'api-key' : 'none', renderer: config.remoteRenderer ? 'remote' : 'in-process' },
-    createApp: (isShuttingDown) => createApp({ config, renderer, logger, store, resultCache, isShuttingDown, ...(monitors ? { monitors } : {}), ...(rendererRegistry ? { rendererRegistry } : {}) }),
+    createApp: (isShuttingDown) =>
+      createApp({ config, renderer, logger, store, resultCache, isShuttingDown, ...(monitors ? { monitors } : {}), ...(rendererRegistry ? { rendererRegistry } : {}), ...(tokenReviewer ? { tokenReviewer } : {}) }),
     close: async () => {
       monitors?.stop();
       await runner?.stop();

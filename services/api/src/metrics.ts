@@ -10,7 +10,7 @@ export const apiRegistry = createRegistry();
 export const httpRequestDuration = createHttpRequestDuration(apiRegistry);
 
 /** Why a request failed to authenticate. A bounded set: never the key, the site or the URL. */
-export const AUTH_FAILURE_REASONS = ['missing_key', 'invalid_key', 'site_required', 'site_forbidden', 'domain_forbidden'] as const;
+export const AUTH_FAILURE_REASONS = ['missing_key', 'invalid_key', 'site_required', 'site_forbidden', 'domain_forbidden', 'invalid_token', 'untrusted_service_account'] as const;
 export type AuthFailureReason = (typeof AUTH_FAILURE_REASONS)[number];
 
 const authFailures = new Counter({

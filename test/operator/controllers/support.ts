@@ -1,20 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { openSqliteStore } from '../../../lib/store/sqlite.ts';
 import type { Account, Store } from '../../../lib/store/store.ts';
+import { ApiClient } from '../../../operator/src/api/client.ts';
+import { tokenRequestSource } from '../../../operator/src/api/token.ts';
 import type { ControllerDeps } from '../../../operator/src/controllers/common.ts';
 import { KubeClient } from '../../../operator/src/k8s/client.ts';
 import { EventRecorder } from '../../../operator/src/k8s/events.ts';
 import type { FakeKubeApiServer } from '../../support/fake-kube-apiserver.ts';
 import { silentLogger } from '../../support/harness.ts';
-import { Resources, startFakeTarget, type KubeTarget } from '../support.ts';
+import { OPERATOR_SERVICE_ACCOUNT, Resources, startFakeTarget, startHostedApi, type HostedApi, type KubeTarget } from '../support.ts';
 
-/** One reconcile at a time, called directly: the fake API server, an embedded store, a fixed clock. */
+/**
+ * One reconcile at a time, called directly: the fake API server, the hosted API on an embedded
+ * store (reached over HTTP with a ServiceAccount token, as the operator does), a fixed clock.
+ * `store` is the API's, for assertions and for changing things behind the operator's back.
+ */
 export interface ReconcileBench {
   deps: ControllerDeps;
   fake: FakeKubeApiServer;
   kube: Resources;
+  api: HostedApi;
   store: Store;
   account: Account;
   namespace: string;
@@ -23,22 +26,26 @@ export interface ReconcileBench {
 
 export async function startReconcileBench(): Promise<ReconcileBench> {
   const target: KubeTarget = await startFakeTarget();
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-reconcile-'));
-  const store = openSqliteStore({ dataDir });
-  const account = await store.createAccount({ name: 'Acme' });
+  const api = await startHostedApi(target);
+  const account = await api.store.createAccount({ name: 'Acme' });
   const client = new KubeClient(target.kubeConfig);
-  const deps: ControllerDeps = { kube: client, store, events: new EventRecorder(client, silentLogger), logger: silentLogger, now: () => new Date('2026-01-01T00:00:00Z') };
+  const apiClient = new ApiClient({
+    baseUrl: new URL(api.url),
+    tokens: tokenRequestSource(target.kubeConfig, { namespace: target.namespace, name: OPERATOR_SERVICE_ACCOUNT }, 'viewfinder-api'),
+    timeoutMs: 10_000,
+  });
+  const deps: ControllerDeps = { kube: client, api: apiClient, events: new EventRecorder(client, silentLogger), logger: silentLogger, now: () => new Date('2026-01-01T00:00:00Z') };
   return {
     deps,
     fake: target.fake as FakeKubeApiServer,
     kube: new Resources(target),
-    store,
+    api,
+    store: api.store,
     account,
     namespace: target.namespace,
     async close() {
-      await store.close();
+      await api.close();
       await target.close();
-      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

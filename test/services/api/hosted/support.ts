@@ -10,6 +10,7 @@ import { createJobRunner } from '../../../../lib/jobs/runner.ts';
 import { createApp } from '../../../../services/api/src/app.ts';
 import { openMonitorImages } from '../../../../services/api/src/monitors/images.ts';
 import { startMonitorService, type MonitorService } from '../../../../services/api/src/monitors/service.ts';
+import type { TokenReviewer } from '../../../../services/api/src/auth/operator-token.ts';
 import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
 
@@ -38,7 +39,7 @@ export interface HostedHarness {
 }
 
 export async function startHosted(
-  options: { env?: Record<string, string>; logger?: Logger; dataDir?: string; renderer?: Renderer; monitors?: boolean } = {},
+  options: { env?: Record<string, string>; logger?: Logger; dataDir?: string; renderer?: Renderer; tokenReviewer?: TokenReviewer; monitors?: boolean } = {},
 ): Promise<HostedHarness> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'viewfinder-hosted-'));
   const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, ...options.env });
@@ -51,7 +52,14 @@ export async function startHosted(
     ? startMonitorService({ store, renderer, images: await openMonitorImages(config.monitors.images), runner, config: config.monitors, logger: silentLogger })
     : undefined;
   runner?.start();
-  const app = createApp({ config, renderer, logger: options.logger ?? silentLogger, store, ...(monitors ? { monitors } : {}) });
+  const app = createApp({
+    config,
+    renderer,
+    logger: options.logger ?? silentLogger,
+    store,
+    ...(monitors ? { monitors } : {}),
+    ...(options.tokenReviewer ? { tokenReviewer: options.tokenReviewer } : {}),
+  });
 
   const api = (key?: string) => {
     const withKey = (test: request.Test) => (key === undefined ? test : test.set('X-API-Key', key));

@@ -3,6 +3,7 @@ import { deleteKeyRoute } from './keys.delete.ts';
 import { listKeysRoute } from './keys.list.ts';
 import { regenerateKeyRoute } from './keys.regenerate.ts';
 import { openApiRoute } from './openapi.get.ts';
+import { operatorRoutes } from './operator/index.ts';
 import type { ApiRoute } from './route.ts';
 import { hostedScreenshotRoute } from './screenshot.post.ts';
 import { createSiteRoute } from './sites.create.ts';
@@ -44,6 +45,7 @@ export function hostedRoutes(version: string): ApiRoute[] {
     runMonitorNowRoute,
     acceptMonitorBaselineRoute,
     getMonitorImageRoute,
+    ...operatorRoutes,
   ];
   routes.push(openApiRoute(() => routes, version));
   return routes;

@@ -15,7 +15,7 @@ export function openApiDocument(routes: readonly ApiRoute[], version: string): J
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
       tags: [route.tag],
-      ...(route.access === 'public' ? { security: [] } : {}),
+      ...(route.access === 'public' ? { security: [] } : route.access === 'operator' ? { security: [{ serviceAccountToken: [] }] } : {}),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
       responses: { ...successResponses(route), ...errorResponses(route, parameters.length > 0) },
@@ -29,9 +29,24 @@ export function openApiDocument(routes: readonly ApiRoute[], version: string): J
       description:
         'Screenshots as JSON, for accounts with sites and API keys. Every error is JSON: `{"success": false, "error": "..."}`, except 401, which is `{"error": "..."}`.',
     },
-    tags: [{ name: 'Screenshots' }, { name: 'Sites' }, { name: 'API keys' }, { name: 'Usage' }, { name: 'Documentation' }, { name: 'Monitors' }],
+    tags: [
+      { name: 'Screenshots' },
+      { name: 'Sites' },
+      { name: 'API keys' },
+      { name: 'Usage' },
+      { name: 'Documentation' },
+      { name: 'Operator', description: "For the Kubernetes operator: objects looked up by the resource that owns them. Authenticated by a trusted ServiceAccount's token, not an API key." },
+      { name: 'Monitors' },
+    ],
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A key issued by POST /api/keys or `viewfinder accounts create`.' } },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A key issued by POST /api/keys or `viewfinder accounts create`.' },
+        serviceAccountToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A Kubernetes ServiceAccount token for the audience OPERATOR_TOKEN_AUDIENCE (default viewfinder-api), checked with a TokenReview; only the ServiceAccounts in OPERATOR_SERVICE_ACCOUNTS are admitted.',
+        },
+      },
     },
     security: [{ apiKey: [] }],
     paths,
@@ -65,7 +80,11 @@ function errorResponses(route: ApiRoute, hasPathParameters: boolean): Record<str
     errors[413] = 'The body is too large';
     errors[415] = 'Content-Type is not application/json';
   }
-  if (route.access !== 'public') errors[401] = 'The API key is missing or invalid';
+  if (route.access === 'operator') {
+    errors[401] = 'The ServiceAccount token is missing, or not valid for this audience';
+    errors[403] = 'The token belongs to a ServiceAccount the API does not trust';
+    errors[503] = 'The Kubernetes API could not review the token';
+  } else if (route.access !== 'public') errors[401] = 'The API key is missing or invalid';
   if (route.access === 'full-access') errors[403] = 'The key is scoped to a site; this operation needs a full-access key';
   if (hasPathParameters) errors[404] = 'Not found';
   Object.assign(errors, route.errors);

@@ -35,14 +35,15 @@ export interface RouteResponse {
 }
 
 export interface ApiRoute {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   /** Koa-router syntax: `/api/sites/:siteId`. */
   path: string;
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'Screenshots' | 'Sites' | 'API keys' | 'Usage' | 'Documentation' | 'Monitors';
-  access: Access | 'public';
+  tag: 'Screenshots' | 'Sites' | 'API keys' | 'Usage' | 'Documentation' | 'Operator' | 'Monitors';
+  /** 'operator': a trusted Kubernetes ServiceAccount's token (auth/operator-token.ts), not an API key. */
+  access: Access | 'public' | 'operator';
   body?: JsonSchema;
   /** Success answers; the error answers are derived from access, body and path parameters. */
   responses: Record<number, RouteResponse>;

@@ -1,0 +1,74 @@
+/**
+ * The contract between the hosted API and the operator (issue 20): the operator-facing routes
+ * under /api/operator, which look objects up by the Kubernetes resource that owns them. The API
+ * serves them (services/api/src/routes/api/operator/), the operator calls them
+ * (operator/src/api/client.ts); both speak these shapes, and neither side imports the other.
+ */
+
+/** The audience the operator's ServiceAccount token is issued for and the API reviews it with. */
+export const DEFAULT_OPERATOR_AUDIENCE = 'viewfinder-api';
+
+export type ManagedKind = 'Site' | 'ApiKey' | 'PageMonitor';
+
+/** The owning resource: identity is kind/namespace/name; uid changes when it is created again. */
+export interface ManagedByWire {
+  kind: ManagedKind;
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export interface ManagedSite {
+  id: string;
+  accountId: string;
+  name: string;
+  allowedDomains: string[];
+  managedBy: ManagedByWire;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ManagedKey {
+  id: string;
+  accountId: string;
+  name: string;
+  kind: 'full' | 'site';
+  siteId: string | null;
+  restrictDomains: boolean;
+  prefix: string;
+  managedBy: ManagedByWire;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+/** PUT of a key: `key` holds the plaintext only when this call created the key, else null. */
+export interface PutManagedKeyAnswer extends ManagedKey {
+  key: string | null;
+}
+
+/** Regenerate: the new plaintext, once. */
+export interface IssuedManagedKey extends ManagedKey {
+  key: string;
+}
+
+export interface PutManagedSite {
+  accountId: string;
+  uid: string;
+  name: string;
+  allowedDomains: string[];
+}
+
+export interface PutManagedKey {
+  accountId: string;
+  uid: string;
+  name: string;
+  /** A site id (a key scoped to it), or null for a full-access key. */
+  siteId: string | null;
+  restrictDomains: boolean;
+}
+
+/** The path of a managed object: /api/operator/sites/{namespace}/{name}. */
+export function managedPath(kind: ManagedKind, namespace: string, name: string): string {
+  const collection = { Site: 'sites', ApiKey: 'keys', PageMonitor: 'monitors' }[kind];
+  return `/api/operator/${collection}/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
+}

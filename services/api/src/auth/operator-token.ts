@@ -1,0 +1,93 @@
+import { createHash } from 'node:crypto';
+import { AuthenticationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { Middleware } from 'koa';
+import { Forbidden, ServiceUnavailable, Unauthorized } from '../../../../lib/errors.ts';
+import { describeKubeError } from '../../../../lib/k8s/api-errors.ts';
+import type { Logger } from '../../../../lib/logger.ts';
+import type { OperatorAuthConfig } from '../config.ts';
+import { recordAuthFailure } from '../metrics.ts';
+
+/**
+ * The operator's authentication (issue 20): it sends its Kubernetes ServiceAccount token as
+ * `Authorization: Bearer`; the API asks the Kubernetes API who that is with a TokenReview for its
+ * own audience, and admits only the ServiceAccounts it trusts (OPERATOR_SERVICE_ACCOUNTS). There is
+ * no shared secret. Reviews are cached briefly, by the token's hash, so that a resync of many
+ * objects does not become a storm of reviews.
+ */
+
+/** What a TokenReview says about a token: who it is, or null when it is not valid for our audience. */
+export type ReviewedIdentity = { username: string } | null;
+
+export interface TokenReviewer {
+  review(token: string): Promise<ReviewedIdentity>;
+}
+
+/** A reviewer on the Kubernetes API (the API's own identity needs `create` on tokenreviews). */
+export function kubeTokenReviewer(kubeConfig: KubeConfig, audience: string): TokenReviewer {
+  const api = kubeConfig.makeApiClient(AuthenticationV1Api);
+  return {
+    async review(token) {
+      let status;
+      try {
+        ({ status } = await api.createTokenReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, audiences: [audience] } } }));
+      } catch (err) {
+        throw new ServiceUnavailable(`Cannot review the token: the Kubernetes API failed (${describeKubeError(err)})`, 1);
+      }
+      // A review that names audiences must include ours; one that names none was checked against ours.
+      const audienceOk = status?.audiences === undefined || status.audiences.length === 0 || status.audiences.includes(audience);
+      return status?.authenticated === true && audienceOk && status.user?.username ? { username: status.user.username } : null;
+    },
+  };
+}
+
+/** Caches reviews, good and bad, for `ttlMs`; at most `maxEntries` tokens are remembered. */
+export function cachedReviewer(inner: TokenReviewer, ttlMs: number, now: () => number = Date.now, maxEntries = 1000): TokenReviewer & { reviews: number } {
+  const cache = new Map<string, { identity: ReviewedIdentity; expiresAt: number }>();
+  const self = {
+    reviews: 0,
+    async review(token: string) {
+      const id = createHash('sha256').update(token).digest('hex');
+      const hit = cache.get(id);
+      if (hit && hit.expiresAt > now()) return hit.identity;
+      self.reviews += 1;
+      const identity = await inner.review(token);
+      cache.delete(id);
+      if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
+      cache.set(id, { identity, expiresAt: now() + ttlMs });
+      return identity;
+    },
+  };
+  return self;
+}
+
+const SERVICE_ACCOUNT_USER = /^system:serviceaccount:([^:]+):([^:]+)$/;
+
+export function requireOperator(reviewer: TokenReviewer | undefined, config: OperatorAuthConfig, logger: Logger): Middleware {
+  const trusted = new Set(config.trustedServiceAccounts);
+  return async (ctx, next) => {
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(ctx.headers.authorization ?? '')?.[1];
+    if (bearer === undefined) {
+      recordAuthFailure('invalid_token');
+      throw new Unauthorized('Invalid token: send the operator\'s Kubernetes ServiceAccount token as "Authorization: Bearer"');
+    }
+    if (!reviewer || trusted.size === 0) {
+      recordAuthFailure('untrusted_service_account');
+      throw new Forbidden('The API trusts no ServiceAccount for the operator routes: set OPERATOR_SERVICE_ACCOUNTS');
+    }
+    const identity = await reviewer.review(bearer);
+    if (!identity) {
+      recordAuthFailure('invalid_token');
+      logger.info({ requestId: ctx.state.requestId }, 'Rejected an invalid operator token');
+      throw new Unauthorized(`Invalid token: not a valid Kubernetes token for the audience "${config.audience}"`);
+    }
+    const match = SERVICE_ACCOUNT_USER.exec(identity.username);
+    const serviceAccount = match ? `${match[1]}/${match[2]}` : undefined;
+    if (serviceAccount === undefined || !trusted.has(serviceAccount)) {
+      recordAuthFailure('untrusted_service_account');
+      logger.warn({ requestId: ctx.state.requestId, user: identity.username }, 'Refused an untrusted caller of the operator routes');
+      throw new Forbidden(`${serviceAccount ? `ServiceAccount ${serviceAccount}` : `User ${identity.username}`} is not trusted to manage Kubernetes-owned objects`);
+    }
+    ctx.state.operator = serviceAccount;
+    await next();
+  };
+}
