@@ -73,11 +73,11 @@ export function keyView(key: ApiKey): KeyView {
 
 /** The command that changes an object the operator owns: its Kubernetes resource. */
 export function kubectlEditCommand(managedBy: ManagedBy): string {
-  const plural = managedBy.kind === 'Site' ? 'sites' : 'apikeys';
+  const plural = { Site: 'sites', ApiKey: 'apikeys', PageMonitor: 'pagemonitors' }[managedBy.kind];
   return `kubectl -n ${managedBy.namespace} edit ${plural}.viewfinder.dev ${managedBy.name}`;
 }
 
-export function managedConflict(what: 'Site' | 'API key', id: string, managedBy: ManagedBy): Conflict {
+export function managedConflict(what: 'Site' | 'API key' | 'Monitor', id: string, managedBy: ManagedBy): Conflict {
   return new Conflict(
     `${what} ${id} is managed by Kubernetes: edit the ${managedBy.kind} "${managedBy.name}" in namespace "${managedBy.namespace}" instead ` +
       `(${kubectlEditCommand(managedBy)})`,

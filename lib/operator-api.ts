@@ -8,7 +8,7 @@
 /** The audience the operator's ServiceAccount token is issued for and the API reviews it with. */
 export const DEFAULT_OPERATOR_AUDIENCE = 'viewfinder-api';
 
-export type ManagedKind = 'Site' | 'ApiKey';
+export type ManagedKind = 'Site' | 'ApiKey' | 'PageMonitor';
 
 /** The owning resource: identity is kind/namespace/name; uid changes when it is created again. */
 export interface ManagedByWire {
@@ -71,5 +71,6 @@ export interface PutManagedKey {
 
 /** The path of a managed object: /api/operator/sites/{namespace}/{name}. */
 export function managedPath(kind: ManagedKind, namespace: string, name: string): string {
-  return `/api/operator/${kind === 'Site' ? 'sites' : 'keys'}/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
+  const collection = { Site: 'sites', ApiKey: 'keys', PageMonitor: 'monitors' }[kind];
+  return `/api/operator/${collection}/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
 }

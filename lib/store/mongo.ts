@@ -5,6 +5,7 @@ import { Conflict, NotFound } from '../errors.ts';
 import { mongoUsageHistory } from './mongo-usage-history.ts';
 import { mongoUserStore } from './mongo-users.ts';
 import { mongoJobStore } from './mongo-jobs.ts';
+import { mongoMonitorStore } from './mongo-monitors.ts';
 import { assertSameAccount, duplicateManagedBy, newId, placeKey } from './rules.ts';
 import { rateLimitCounter } from './rate-limit-counter.ts';
 import type { Account, ApiKey, IssuedKey, ManagedBy, ManagedByRef, NewKey, NewSite, Site, Store, UsageRow } from './store.ts';
@@ -193,12 +194,14 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
   const users = await mongoUserStore(connection, async (id) => (await Accounts.exists({ _id: id })) !== null);
   const usageHistory = await mongoUsageHistory(connection);
   const jobs = await mongoJobStore(connection);
+  const monitors = await mongoMonitorStore(connection);
 
   return {
     backend: 'mongo',
     ...users,
     listUsageHistory: usageHistory.listUsageHistory,
     ...jobs,
+    ...monitors,
     // rate-limiter-flexible's Mongo limiter on the store's own database: one atomic upsert per capture, TTL-indexed.
     consumeRateLimit: rateLimitCounter((options) => new RateLimiterMongo({ ...options, storeClient: connection.db, tableName: 'rateLimits' })),
 

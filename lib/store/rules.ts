@@ -7,7 +7,7 @@ import type { ManagedBy, ManagedByRef, NewKey, Site } from './store.ts';
  */
 
 /** `site_3f9c…`: a type prefix makes a pasted id self-explaining; 96 random bits make it unguessable. */
-export function newId(type: 'acct' | 'site' | 'key' | 'user' | 'job'): string {
+export function newId(type: 'acct' | 'site' | 'key' | 'user' | 'job' | 'mon' | 'run' | 'img'): string {
   return `${type}_${randomBytes(12).toString('hex')}`;
 }
 

@@ -8,6 +8,7 @@ import { sqliteUsageHistory } from './sqlite-usage-history.ts';
 import { sqliteUserStore } from './sqlite-users.ts';
 import { sqliteRateLimitCounter } from './sqlite-rate-limit.ts';
 import { sqliteJobStore } from './sqlite-jobs.ts';
+import { sqliteMonitorStore } from './sqlite-monitors.ts';
 import type {
   Account,
   ApiKey,
@@ -196,6 +197,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
     ...usageHistory,
     consumeRateLimit: sqliteRateLimitCounter(db),
     ...sqliteJobStore(db, transaction),
+    ...sqliteMonitorStore(db, transaction),
 
     async createAccount(input: NewAccount) {
       const id = newId('acct');

@@ -12,10 +12,11 @@ import type { UsageHistoryStore } from './usage-history.ts';
 import type { UserStore } from './users.ts';
 import type { RateLimitState } from './rate-limit-counter.ts';
 import type { JobStore } from './jobs.ts';
+import type { MonitorStore } from './monitors.ts';
 
 /** The Kubernetes object that owns a store object (issue 7's operator). Identity is kind/namespace/name. */
 export interface ManagedBy {
-  kind: 'Site' | 'ApiKey';
+  kind: 'Site' | 'ApiKey' | 'PageMonitor';
   namespace: string;
   name: string;
   /** Changes when the object is deleted and created again under the same name. */
@@ -123,7 +124,7 @@ export interface UsageEvent {
   bytes: number;
 }
 
-export interface Store extends UserStore, UsageHistoryStore, JobStore {
+export interface Store extends UserStore, UsageHistoryStore, JobStore, MonitorStore {
   readonly backend: 'sqlite' | 'mongo';
 
   createAccount(input: NewAccount): Promise<Account>;

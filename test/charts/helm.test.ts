@@ -215,7 +215,12 @@ describe('chart rendered by helm', function () {
     const manifests = render();
     const clusterRole = one(manifests, 'ClusterRole', 'operator');
     const resources = clusterRole.rules.flatMap((rule: any) => rule.resources);
-    expect(resources).to.have.members(['sites', 'apikeys', 'sites/status', 'apikeys/status', 'sites/finalizers', 'apikeys/finalizers', 'secrets', 'events', 'events']);
+    expect(resources).to.have.members([
+      ...['sites', 'apikeys', 'pagemonitors'].flatMap((plural) => [plural, `${plural}/status`, `${plural}/finalizers`]),
+      'secrets',
+      'events',
+      'events',
+    ]);
     const leaseRole = byKind(manifests, 'Role').find((role) => role.rules.some((rule: any) => rule.resources.includes('leases'))) as Manifest;
     expect(leaseRole.metadata.namespace).to.equal(NAMESPACE);
   });

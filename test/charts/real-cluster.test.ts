@@ -97,7 +97,7 @@ describe('the chart on a real API server (KUBECONFIG)', function () {
     }
     const crds = kubectl(['apply', '-f', `${REPO}crds/`]);
     expect(crds.status, crds.output).to.equal(0);
-    const established = kubectl(['wait', '--for=condition=Established', '--timeout=120s', ...[...MONITORING_CRDS.map((crd) => crd.metadata.name), 'sites.viewfinder.dev', 'apikeys.viewfinder.dev'].map((name) => `crd/${name}`)]);
+    const established = kubectl(['wait', '--for=condition=Established', '--timeout=120s', ...[...MONITORING_CRDS.map((crd) => crd.metadata.name), 'sites.viewfinder.dev', 'apikeys.viewfinder.dev', 'pagemonitors.viewfinder.dev'].map((name) => `crd/${name}`)]);
     expect(established.status, established.output).to.equal(0);
   });
 

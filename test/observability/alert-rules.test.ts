@@ -9,6 +9,8 @@ const RULES = `${FILES}prometheus-rules.yaml`;
 const RULE_TESTS = `${FILES}prometheus-rules.test.yaml`;
 
 const REQUIRED_ALERTS = ['ViewfinderHighErrorRatio', 'ViewfinderRenderQueueSaturated', 'ViewfinderCaptureLatencyHigh', 'ViewfinderRendererDown'];
+/** Page monitors (issue 23): a page changed beyond its threshold, failing runs, no run for twice the interval. */
+const MONITOR_ALERTS = ['ViewfinderMonitorPageChanged', 'ViewfinderMonitorFailing', 'ViewfinderMonitorNotRunning'];
 
 /** `- alert: Name` and `expr:` blocks, read from the YAML text (the repo has no YAML parser). */
 function alertNames(yaml: string): string[] {
@@ -30,6 +32,10 @@ describe('alerting rules (charts/viewfinder/files/prometheus-rules.yaml)', () =>
 
   it('alert on a high error ratio, a saturated queue, a high p95 latency and a renderer down', () => {
     expect(alertNames(readFileSync(RULES, 'utf8'))).to.include.members(REQUIRED_ALERTS);
+  });
+
+  it('alert on a monitored page that changed, a monitor failing its runs and a monitor that stopped running', () => {
+    expect(alertNames(readFileSync(RULES, 'utf8'))).to.include.members(MONITOR_ALERTS);
   });
 
   it('have a unit test that shows each alert firing', () => {

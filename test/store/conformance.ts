@@ -4,6 +4,7 @@ import { BadRequest, Conflict, NotFound } from '../../lib/errors.ts';
 import type { Account, ManagedBy, Store } from '../../lib/store/store.ts';
 import { userStoreConformance } from './users-conformance.ts';
 import { jobStoreConformance } from './jobs-conformance.ts';
+import { monitorStoreConformance } from './monitors-conformance.ts';
 
 /**
  * The store port's conformance suite. Every backend runs exactly these cases (sqlite.test.ts,
@@ -301,4 +302,5 @@ export function storeConformance(open: () => Promise<Store>, cleanup: (store: St
 
   userStoreConformance(() => ({ store, account, other }));
   jobStoreConformance(() => ({ store, account, other }));
+  monitorStoreConformance(() => ({ store, account, other }));
 }

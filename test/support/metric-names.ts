@@ -1,6 +1,8 @@
 import type { Registry } from 'prom-client';
 import { createRegistry } from '../../lib/metrics.ts';
 import { apiRegistry } from '../../services/api/src/metrics.ts';
+// Registers the monitors' metrics in apiRegistry, as app.ts does.
+import '../../services/api/src/monitors/metrics.ts';
 import { instrumentRenderer } from '../../services/renderer/src/metrics.ts';
 import { createRendererServer } from '../../services/renderer/src/server.ts';
 import { sharedRenderer, silentLogger } from './harness.ts';

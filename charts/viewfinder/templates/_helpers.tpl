@@ -244,13 +244,13 @@ this is a ClusterRole bound cluster-wide; otherwise the same rules in a Role per
 */ -}}
 {{- define "viewfinder.operatorWatchRules" -}}
 - apiGroups: ["viewfinder.dev"]
-  resources: ["sites", "apikeys"]
+  resources: ["sites", "apikeys", "pagemonitors"]
   verbs: ["get", "list", "watch", "update", "patch"]
 - apiGroups: ["viewfinder.dev"]
-  resources: ["sites/status", "apikeys/status"]
+  resources: ["sites/status", "apikeys/status", "pagemonitors/status"]
   verbs: ["get", "update", "patch"]
 - apiGroups: ["viewfinder.dev"]
-  resources: ["sites/finalizers", "apikeys/finalizers"]
+  resources: ["sites/finalizers", "apikeys/finalizers", "pagemonitors/finalizers"]
   verbs: ["update"]
 - apiGroups: [""]
   resources: ["secrets"]

@@ -18,7 +18,10 @@ import type { ApiConfig } from './config.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import { sessionManager, type Clock } from './dashboard/sessions.ts';
 import { apiRegistry, httpRequestDuration, recordDispatchOverhead } from './metrics.ts';
+// Page monitors' metrics live in the API's registry (their state gauges are empty until monitors run).
+import './monitors/metrics.ts';
 import { createRateLimiter, type RateLimiter } from './rate-limit.ts';
+import type { MonitorService } from './monitors/service.ts';
 import type { ResultCache } from './result-cache/result-cache.ts';
 import { hostedRoutes } from './routes/api/index.ts';
 import type { HostedDeps } from './routes/api/route.ts';
@@ -47,6 +50,8 @@ export interface AppDeps {
   resultCache?: ResultCache;
   /** Asynchronous captures on the job runner (captures/service.ts); without them /captures answers 503. */
   captures?: CaptureJobs;
+  /** Hosted: page monitors' scheduler and pictures (monitors/service.ts); without it their routes answer 503. */
+  monitors?: MonitorService;
   /** MODE=hosted: reviews the operator's ServiceAccount tokens (kubeTokenReviewer); without one the operator routes answer 403. */
   tokenReviewer?: TokenReviewer;
 }
@@ -81,7 +86,7 @@ export function createApp(deps: AppDeps): Koa {
     const { store } = deps;
     if (!store) throw new Error('MODE=hosted needs a store');
     const limiter = deps.limiter ?? createRateLimiter(config.rateLimitPerMinute, (key, limit, windowSeconds) => store.consumeRateLimit(key, limit, windowSeconds));
-    const hosted: HostedDeps = { store, renderer, logger, limiter, resultCache: deps.resultCache, captures: deps.captures };
+    const hosted: HostedDeps = { store, renderer, logger, limiter, resultCache: deps.resultCache, captures: deps.captures, monitors: deps.monitors };
     routes.push(...mountHostedRoutes(hosted, config, deps.tokenReviewer));
     const sessions = sessionManager(store, config.dashboard, deps.clock ?? (() => new Date()));
     routes.push(...dashboardRoutes({ ...hosted, config: config.dashboard, sessions, bodyLimitBytes: config.bodyLimitBytes }));

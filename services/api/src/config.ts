@@ -7,6 +7,7 @@ import { loadStoreConfig, type StoreConfig } from '../../../lib/store/open.ts';
 import { loadRendererConfig, type RendererConfig } from '../../renderer/src/config.ts';
 import { loadDashboardConfig, type DashboardConfig } from './dashboard/config.ts';
 import { loadCapturesConfig, type CapturesConfig } from './captures/config.ts';
+import { loadMonitorsConfig, type MonitorsConfig } from './monitors/config.ts';
 
 export const MODES = ['self-hosted', 'hosted'] as const;
 export type Mode = (typeof MODES)[number];
@@ -28,6 +29,8 @@ export interface ApiConfig extends HttpServiceConfig {
   resultCache: ResultCacheConfig;
   /** Asynchronous captures, the job runner and webhooks (captures/config.ts). */
   captures: CapturesConfig;
+  /** Hosted only: page monitors' schedules, slot share and pictures (monitors/config.ts). */
+  monitors: MonitorsConfig;
   /** Hosted only: who may call the operator routes (/api/operator), by Kubernetes ServiceAccount token. */
   operatorAuth: OperatorAuthConfig;
 }
@@ -106,6 +109,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 60, { min: 1, max: 1_000_000 }),
     dashboard: loadDashboardConfig(env),
     captures: loadCapturesConfig(env),
+    monitors: loadMonitorsConfig(env, store),
     operatorAuth: loadOperatorAuthConfig(env),
   };
 }

@@ -21,6 +21,9 @@ import { reportCacheSize } from './result-cache/metrics.ts';
 import { describeResultCache, lazyResultCache } from './result-cache/open.ts';
 import { createNetworkGuard } from '../../renderer/src/guard/network-guard.ts';
 import { createCaptureJobs, type CaptureJobs } from './captures/service.ts';
+import { createJobRunner } from '../../../lib/jobs/runner.ts';
+import { openMonitorImages } from './monitors/images.ts';
+import { startMonitorService } from './monitors/service.ts';
 import { minimumRetrySpanMs } from '../../../lib/jobs/retry.ts';
 import type { Store } from '../../../lib/store/store.ts';
 import type { ResultCache } from './result-cache/result-cache.ts';
@@ -81,6 +84,11 @@ try {
   const { renderer, rendererRegistry } = await createRenderer(config, logger);
   const jobStore = await openJobStore(config, store, logger);
   const captures = startCaptureJobs(config, jobStore, renderer, resultCache, logger);
+  // One job runner for everything that outlives a request: monitors' runs join the asynchronous
+  // captures' runner when there is one (each job type keeps its own concurrency bound).
+  const runner = captures?.runner ?? (store ? createJobRunner({ store, logger, concurrency: config.monitors.runConcurrency, leaseMs: 60_000, pollIntervalMs: 1000 }) : undefined);
+  const monitors = store && runner ? startMonitorService({ store, renderer, images: await openMonitorImages(config.monitors.images), runner, config: config.monitors, logger }) : undefined;
+  if (runner && runner !== captures?.runner) runner.start();
   const { operatorAuth } = config;
   // Only an API that trusts a ServiceAccount needs the Kubernetes API (KUBECONFIG, or the pod's own account).
   const tokenReviewer =
@@ -102,11 +110,14 @@ try {
         isShuttingDown,
         ...(rendererRegistry ? { rendererRegistry } : {}),
         ...(captures ? { captures } : {}),
+        ...(monitors ? { monitors } : {}),
         ...(tokenReviewer ? { tokenReviewer } : {}),
       }),
     close: async () => {
+      monitors?.stop();
       // Jobs still running after the grace time go back to the queue, for another replica or the next start.
-      await captures?.runner.stop(10_000);
+      await runner?.stop(10_000);
+      await monitors?.images.close();
       await renderer.close();
       if (jobStore !== store) await jobStore?.close();
       await store?.close();

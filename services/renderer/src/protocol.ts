@@ -172,6 +172,7 @@ const captureRequestSchema = {
     hideSelectors: { type: 'array', maxItems: MAX_HIDE_SELECTORS, items: { type: 'string', minLength: 1, maxLength: MAX_SELECTOR_LENGTH } },
     darkMode: { type: 'boolean' },
     reducedMotion: { type: 'boolean' },
+    freezeMotion: { type: 'boolean' },
   },
 } as const;
 

@@ -38,6 +38,11 @@ export interface CaptureRequest {
   darkMode?: boolean;
   /** Emulate prefers-reduced-motion: reduce. */
   reducedMotion?: boolean;
+  /**
+   * Internal, set by page monitors' runs and never by a client: freeze what moves (animations,
+   * transitions, caret, smooth scrolling) so that an unchanged page gives the same pixels (freeze-motion.ts).
+   */
+  freezeMotion?: boolean;
 }
 
 export interface CaptureResult {

@@ -65,6 +65,8 @@ export function cacheKey(request: CaptureRequest, scope: CacheScope): string {
     // A restricted key's capture is held to its domains as they are now: a page that redirected
     // within the old list must not be served once the list has changed.
     allowedDomains: request.allowedDomains ? [...new Set(request.allowedDomains)].sort() : null,
+    // Only when set, so that every key made before the option existed stays the same.
+    ...(request.freezeMotion ? { freezeMotion: true } : {}),
   };
   return createHash('sha256').update(JSON.stringify(normalized)).digest('hex');
 }

@@ -8,6 +8,7 @@ import { emulateProfile } from './prepare-page.ts';
 import { PROFILES, type Profile } from './profiles.ts';
 import { DEFAULT_IMAGE_FORMAT, DEFAULT_IMAGE_QUALITY, readImageSize, type ImageFormat } from './image-formats.ts';
 import { printPdf, readPdfPageSize } from './pdf.ts';
+import { prepareFrozenMotion, settleFrozenMotion } from './freeze-motion.ts';
 import { checkSelectors, elementClip, emulateMedia, hideElements, waitForVisible } from './page-options.ts';
 import { sleep } from './sleep.ts';
 import { smartWait, waitForLoadEvent, type SmartWaitSettings } from './smart-wait.ts';
@@ -54,6 +55,7 @@ export async function capturePage(
   await emulateProfile(page, profile);
   await checkSelectors(page, request);
   await emulateMedia(page, request);
+  if (request.freezeMotion) await prepareFrozenMotion(page);
   const network = new NetworkMonitor(page, { longRequestMs: limits.longRequestMs });
   try {
     await cleaner?.beforeNavigation(page, request.removeAds);
@@ -80,6 +82,7 @@ export async function capturePage(
 
     if (request.removeAds) await cleaner?.beforeScreenshot(page);
     if (request.hideSelectors) await hideElements(page, request.hideSelectors);
+    if (request.freezeMotion) await settleFrozenMotion(page);
     if (request.format === 'pdf') return pdfResult(await printPdf(page, request.pdf), waitMs);
     const { image, truncated } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
     return encodedResult(image, request, truncated, waitMs);
@@ -113,10 +116,11 @@ function wholeDocument(request: CaptureRequest): boolean {
 
 /**
  * A viewport capture on the smart wait: the kind whose picture can be taken while the last calm
- * frames pass. Not a PDF: printing lays the page out again, so it cannot overlap the cleaning.
+ * frames pass. Not a PDF: printing lays the page out again, so it cannot overlap the cleaning. Not
+ * with freezeMotion, whose animations must be settled before the picture is taken.
  */
 function takesEarlyPicture(request: CaptureRequest): boolean {
-  return request.wait === undefined && !request.fullPage && request.selector === undefined && request.format !== 'pdf';
+  return request.wait === undefined && !request.fullPage && request.selector === undefined && request.format !== 'pdf' && !request.freezeMotion;
 }
 
 /**

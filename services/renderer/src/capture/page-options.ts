@@ -42,11 +42,11 @@ export async function checkSelectors(page: Page, request: CaptureRequest): Promi
   }
 }
 
-/** darkMode and reducedMotion, set before navigation so that the page's first paint already sees them. */
+/** darkMode and reducedMotion (which freezeMotion implies), set before navigation so that the page's first paint already sees them. */
 export async function emulateMedia(page: Page, request: CaptureRequest): Promise<void> {
   const features = [
     ...(request.darkMode ? [{ name: 'prefers-color-scheme', value: 'dark' }] : []),
-    ...(request.reducedMotion ? [{ name: 'prefers-reduced-motion', value: 'reduce' }] : []),
+    ...(request.reducedMotion || request.freezeMotion ? [{ name: 'prefers-reduced-motion', value: 'reduce' }] : []),
   ];
   if (features.length > 0) await page.emulateMediaFeatures(features);
 }

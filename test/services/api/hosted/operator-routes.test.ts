@@ -175,6 +175,8 @@ describe('operator routes (/api/operator)', () => {
         '/api/operator/keys/{namespace}/{name}',
         '/api/operator/keys/{namespace}/{name}/regenerate',
         '/api/operator/keys/{namespace}/{name}/verify',
+        // Issue 23: the PageMonitor controller's routes.
+        '/api/operator/monitors/{namespace}/{name}',
       ]);
     });
   });

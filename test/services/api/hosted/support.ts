@@ -6,8 +6,11 @@ import request from 'supertest';
 import type { Logger } from '../../../../lib/logger.ts';
 import { openStore } from '../../../../lib/store/open.ts';
 import type { Account, Store } from '../../../../lib/store/store.ts';
+import { createJobRunner } from '../../../../lib/jobs/runner.ts';
 import { createApp } from '../../../../services/api/src/app.ts';
 import type { ResultCache } from '../../../../services/api/src/result-cache/result-cache.ts';
+import { openMonitorImages } from '../../../../services/api/src/monitors/images.ts';
+import { startMonitorService, type MonitorService } from '../../../../services/api/src/monitors/service.ts';
 import type { TokenReviewer } from '../../../../services/api/src/auth/operator-token.ts';
 import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
@@ -26,6 +29,8 @@ export interface HostedHarness {
   account: Account;
   /** The account's full-access key, in plaintext. */
   fullKey: string;
+  /** With `monitors: true`: the monitor service the app runs (its scheduler, runner and pictures). */
+  monitors: MonitorService | undefined;
   /** Supertest against the app with a key (none when undefined). */
   api(key?: string): {
     get(url: string): request.Test;
@@ -39,7 +44,7 @@ export interface HostedHarness {
 }
 
 export async function startHosted(
-  options: { env?: Record<string, string>; logger?: Logger; dataDir?: string; renderer?: Renderer; resultCache?: ResultCache; tokenReviewer?: TokenReviewer; captures?: boolean; lookup?: Lookup } = {},
+  options: { env?: Record<string, string>; logger?: Logger; dataDir?: string; renderer?: Renderer; resultCache?: ResultCache; tokenReviewer?: TokenReviewer; captures?: boolean; lookup?: Lookup; monitors?: boolean } = {},
 ): Promise<HostedHarness> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'viewfinder-hosted-'));
   const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, ...options.env });
@@ -51,7 +56,11 @@ export async function startHosted(
   const captures = options.captures
     ? createCaptureJobs({ store, renderer, config: config.captures, logger, guard: createNetworkGuard(config.renderer.networkAllowlist, options.lookup) })
     : undefined;
-  captures?.runner.start();
+  const runner = options.monitors ? (captures?.runner ?? createJobRunner({ store, logger: silentLogger, concurrency: 2, leaseMs: 30_000, pollIntervalMs: 50 })) : captures?.runner;
+  const monitors = options.monitors && runner
+    ? startMonitorService({ store, renderer, images: await openMonitorImages(config.monitors.images), runner, config: config.monitors, logger: silentLogger })
+    : undefined;
+  runner?.start();
   const app = createApp({
     config,
     renderer,
@@ -59,6 +68,7 @@ export async function startHosted(
     store,
     ...(options.resultCache ? { resultCache: options.resultCache } : {}),
     ...(captures ? { captures } : {}),
+    ...(monitors ? { monitors } : {}),
     ...(options.tokenReviewer ? { tokenReviewer: options.tokenReviewer } : {}),
   });
 
@@ -82,10 +92,12 @@ export async function startHosted(
     dataDir,
     account,
     fullKey,
+    monitors,
     api,
     ...(captures ? { captures } : {}),
     async close() {
-      await captures?.runner.stop(1000);
+      monitors?.stop();
+      await runner?.stop(1000);
       await store.close();
       // A directory the caller passed in is the caller's to remove.
       if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });

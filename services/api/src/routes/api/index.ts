@@ -15,6 +15,15 @@ import { getSiteRoute } from './sites.get.ts';
 import { listSitesRoute } from './sites.list.ts';
 import { updateSiteRoute } from './sites.update.ts';
 import { usageRoute } from './usage.get.ts';
+import { acceptMonitorBaselineRoute } from './monitors.baseline.ts';
+import { createMonitorRoute } from './monitors.create.ts';
+import { deleteMonitorRoute } from './monitors.delete.ts';
+import { getMonitorRoute } from './monitors.get.ts';
+import { getMonitorImageRoute } from './monitors.image.ts';
+import { listMonitorsRoute } from './monitors.list.ts';
+import { runMonitorNowRoute } from './monitors.runs.create.ts';
+import { listMonitorRunsRoute } from './monitors.runs.list.ts';
+import { updateMonitorRoute } from './monitors.update.ts';
 
 /** Every route of MODE=hosted, in the order the OpenAPI document lists them. */
 export function hostedRoutes(version: string): ApiRoute[] {
@@ -33,6 +42,15 @@ export function hostedRoutes(version: string): ApiRoute[] {
     renderRoute,
     createCaptureRoute,
     getCaptureRoute,
+    listMonitorsRoute,
+    createMonitorRoute,
+    getMonitorRoute,
+    updateMonitorRoute,
+    deleteMonitorRoute,
+    listMonitorRunsRoute,
+    runMonitorNowRoute,
+    acceptMonitorBaselineRoute,
+    getMonitorImageRoute,
     ...operatorRoutes,
   ];
   routes.push(openApiRoute(() => routes, version));

@@ -38,6 +38,7 @@ export function openApiDocument(routes: readonly ApiRoute[], version: string): J
       { name: 'Documentation' },
       { name: 'Captures' },
       { name: 'Operator', description: "For the Kubernetes operator: objects looked up by the resource that owns them. Authenticated by a trusted ServiceAccount's token, not an API key." },
+      { name: 'Monitors' },
     ],
     components: {
       securitySchemes: {

@@ -4,6 +4,7 @@ import type { Store } from '../../../../../lib/store/store.ts';
 import type { Renderer } from '../../../../renderer/src/renderer.ts';
 import type { Access } from '../../auth/hosted-key.ts';
 import type { RateLimiter } from '../../rate-limit.ts';
+import type { MonitorService } from '../../monitors/service.ts';
 import type { ResultCache } from '../../result-cache/result-cache.ts';
 import type { CaptureJobs } from '../../captures/service.ts';
 
@@ -21,6 +22,8 @@ export interface HostedDeps {
   resultCache?: ResultCache | undefined;
   /** Asynchronous captures (POST /api/captures); absent when ASYNC_CAPTURES is off. */
   captures?: CaptureJobs | undefined;
+  /** Page monitors' scheduler and pictures; without it the monitor routes answer 503. */
+  monitors?: MonitorService | undefined;
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -41,7 +44,7 @@ export interface ApiRoute {
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'Screenshots' | 'Sites' | 'API keys' | 'Usage' | 'Documentation' | 'Captures' | 'Operator';
+  tag: 'Screenshots' | 'Sites' | 'API keys' | 'Usage' | 'Documentation' | 'Captures' | 'Operator' | 'Monitors';
   /** 'operator': a trusted Kubernetes ServiceAccount's token (auth/operator-token.ts), not an API key. */
   access: Access | 'public' | 'operator';
   body?: JsonSchema;

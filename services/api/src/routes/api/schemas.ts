@@ -4,12 +4,12 @@ import type { JsonSchema } from './route.ts';
 
 /** Response schemas of the management API, for the OpenAPI document. Request schemas sit beside their routes. */
 
-const managedBySchema: JsonSchema = {
+export const managedBySchema: JsonSchema = {
   type: ['object', 'null'],
   description: 'The Kubernetes resource that owns this object; change it there (the API answers 409).',
   required: ['kind', 'namespace', 'name', 'uid'],
   properties: {
-    kind: { type: 'string', enum: ['Site', 'ApiKey'] },
+    kind: { type: 'string', enum: ['Site', 'ApiKey', 'PageMonitor'] },
     namespace: { type: 'string' },
     name: { type: 'string' },
     uid: { type: 'string' },

@@ -8,6 +8,9 @@ import { verifyManagedKeyRoute } from './keys.verify.ts';
 import { deleteManagedSiteRoute } from './sites.delete.ts';
 import { getManagedSiteRoute } from './sites.get.ts';
 import { putManagedSiteRoute } from './sites.put.ts';
+import { deleteManagedMonitorRoute } from './monitors.delete.ts';
+import { getManagedMonitorRoute } from './monitors.get.ts';
+import { putManagedMonitorRoute } from './monitors.put.ts';
 
 /** The operator-facing routes (issue 20), authenticated by a trusted ServiceAccount's token. */
 export const operatorRoutes: ApiRoute[] = [
@@ -20,4 +23,7 @@ export const operatorRoutes: ApiRoute[] = [
   deleteManagedKeyRoute,
   regenerateManagedKeyRoute,
   verifyManagedKeyRoute,
+  getManagedMonitorRoute,
+  putManagedMonitorRoute,
+  deleteManagedMonitorRoute,
 ];

@@ -1,0 +1,154 @@
+import { Schema, type Connection } from 'mongoose';
+import type { Monitor, MonitorRun, MonitorStore } from './monitors.ts';
+import { monitorScope } from './monitors.ts';
+import { newId } from './rules.ts';
+import { applyPatch, duplicateName, specOf } from './sqlite-monitors.ts';
+
+/**
+ * Monitors and their runs in MongoDB: one document per monitor (its name unique per account and
+ * scope by index) and one per run. Updates are read-modify-write guarded by the generation, so two
+ * replicas' concurrent edits cannot interleave: the loser retries on the new document.
+ */
+type MonitorDoc = Omit<Monitor, 'id'> & { _id: string; scope: string };
+type RunDoc = Omit<MonitorRun, 'id'> & { _id: string };
+
+const monitorSchema = new Schema<MonitorDoc>(
+  {
+    _id: String,
+    accountId: { type: String, required: true },
+    scope: { type: String, required: true },
+    name: { type: String, required: true },
+    siteId: { type: String, default: null },
+    schedule: { type: String, required: true },
+    timeZone: { type: String, required: true },
+    suspend: { type: Boolean, required: true },
+    historyLimit: { type: Number, required: true },
+    compare: { type: Schema.Types.Mixed, required: true },
+    pages: { type: Schema.Types.Mixed, required: true },
+    managedBy: { type: Schema.Types.Mixed, default: null },
+    baselines: { type: Schema.Types.Mixed, default: {} },
+    generation: { type: Number, required: true },
+    scheduleStartedAt: { type: Date, required: true },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { versionKey: false, minimize: false },
+);
+monitorSchema.index({ accountId: 1, scope: 1, name: 1 }, { unique: true });
+
+const runSchema = new Schema<RunDoc>(
+  {
+    _id: String,
+    monitorId: { type: String, required: true },
+    trigger: { type: String, required: true },
+    scheduledAt: { type: Date, required: true },
+    startedAt: { type: Date, required: true },
+    finishedAt: { type: Date, required: true },
+    pages: { type: Schema.Types.Mixed, required: true },
+  },
+  { versionKey: false, minimize: false },
+);
+runSchema.index({ monitorId: 1, finishedAt: -1 });
+
+export async function mongoMonitorStore(connection: Connection): Promise<MonitorStore> {
+  const Monitors = connection.model<MonitorDoc>('Monitor', monitorSchema, 'monitors');
+  const Runs = connection.model<RunDoc>('MonitorRun', runSchema, 'monitorRuns');
+  await Promise.all([Monitors.init(), Runs.init()]);
+  const get = async (id: string) => toMonitor(await Monitors.findById(id).lean<MonitorDoc>());
+
+  /** Writes `next` if the document is still at `current`'s generation; retries on a concurrent write. */
+  async function update(id: string, change: (current: Monitor) => Monitor): Promise<Monitor | null> {
+    for (;;) {
+      const current = await get(id);
+      if (!current) return null;
+      const next = change(current);
+      const { id: _id, ...fields } = next;
+      try {
+        const written = await Monitors.findOneAndUpdate(
+          { _id: id, generation: current.generation, updatedAt: current.updatedAt },
+          { $set: { ...fields, scope: monitorScope(next) } },
+          { new: true },
+        ).lean<MonitorDoc>();
+        if (written) return toMonitor(written);
+      } catch (err) {
+        if ((err as { code?: number })?.code === 11000) throw duplicateName(next.name);
+        throw err;
+      }
+    }
+  }
+
+  return {
+    async createMonitor(input) {
+      const { accountId, managedBy = null, ...spec } = input;
+      const now = new Date();
+      try {
+        const created = await Monitors.create({
+          _id: newId('mon'),
+          accountId,
+          scope: monitorScope({ accountId, managedBy }),
+          ...specOf(spec),
+          managedBy,
+          baselines: {},
+          generation: 1,
+          scheduleStartedAt: now,
+          createdAt: now,
+          updatedAt: now,
+        });
+        return toMonitor(created.toObject()) as Monitor;
+      } catch (err) {
+        if ((err as { code?: number })?.code === 11000) throw duplicateName(spec.name);
+        throw err;
+      }
+    },
+    getMonitor: get,
+    listMonitors: async (accountId) => (await Monitors.find({ accountId }).sort({ createdAt: 1, _id: 1 }).lean<MonitorDoc[]>()).map((doc) => toMonitor(doc) as Monitor),
+    listAllMonitors: async () => (await Monitors.find({}).sort({ createdAt: 1, _id: 1 }).lean<MonitorDoc[]>()).map((doc) => toMonitor(doc) as Monitor),
+    updateMonitor: (id, patch) => update(id, (current) => applyPatch(current, patch, new Date())),
+    setMonitorBaseline: (id, page, imageId) =>
+      update(id, (current) => {
+        const baselines = { ...current.baselines };
+        if (imageId === null) delete baselines[page];
+        else baselines[page] = imageId;
+        // The generation guards the write; the spec's generation is not raised by a baseline.
+        return { ...current, baselines, updatedAt: new Date() };
+      }),
+    async deleteMonitor(id) {
+      const deleted = await Monitors.deleteOne({ _id: id });
+      await Runs.deleteMany({ monitorId: id });
+      return deleted.deletedCount > 0;
+    },
+    async recordMonitorRun(input) {
+      const id = newId('run');
+      await Runs.create({ _id: id, ...input });
+      return { id, ...input };
+    },
+    listMonitorRuns: async (monitorId, limit) => (await Runs.find({ monitorId }).sort({ finishedAt: -1, _id: -1 }).limit(limit).lean<RunDoc[]>()).map(toRun),
+    getMonitorRun: async (id) => {
+      const doc = await Runs.findById(id).lean<RunDoc>();
+      return doc ? toRun(doc) : null;
+    },
+    async deleteMonitorRuns(ids) {
+      await Runs.deleteMany({ _id: { $in: ids } });
+    },
+  };
+}
+
+function toMonitor(doc: MonitorDoc | null): Monitor | null {
+  if (!doc) return null;
+  return {
+    id: doc._id,
+    accountId: doc.accountId,
+    ...specOf(doc),
+    managedBy: doc.managedBy ?? null,
+    baselines: doc.baselines ?? {},
+    generation: doc.generation,
+    scheduleStartedAt: doc.scheduleStartedAt,
+    createdAt: doc.createdAt,
+    updatedAt: doc.updatedAt,
+  };
+}
+
+function toRun(doc: RunDoc): MonitorRun {
+  const { _id, monitorId, trigger, scheduledAt, startedAt, finishedAt, pages } = doc;
+  return { id: _id, monitorId, trigger, scheduledAt, startedAt, finishedAt, pages };
+}

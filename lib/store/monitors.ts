@@ -1,0 +1,125 @@
+/**
+ * Page monitors: the part of the store port that the API's monitor scheduler and management routes
+ * use (services/api/src/monitors/). A monitor is an account's list of pages captured on a schedule
+ * and compared with a baseline; a run records each page's outcome. Pictures live outside the store
+ * (services/api/src/monitors/images.ts), named here by their image ids.
+ *
+ * A monitor's name is unique within its account and scope: its Kubernetes namespace when the
+ * operator owns it, the account itself otherwise, which is also how metrics label it.
+ */
+import type { ManagedBy } from './store.ts';
+
+/** A rectangle in CSS pixels of the picture. */
+export interface MonitorRegion {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+export interface MonitorPage {
+  name: string;
+  url: string;
+  quality?: 'standard' | 'high' | 'retina' | 'mobile';
+  fullPage?: boolean;
+  removeAds?: boolean;
+  wait?: number;
+  waitForSelector?: string;
+  selector?: string;
+  hideSelectors?: string[];
+  darkMode?: boolean;
+  reducedMotion?: boolean;
+  ignoreRegions?: MonitorRegion[];
+}
+
+export interface MonitorCompare {
+  /** The share of pixels (0..1) that may differ before a page counts as changed. */
+  threshold: number;
+  baseline: 'accepted' | 'previous';
+  /** pixelmatch's per-pixel threshold, 0..1. */
+  pixelTolerance: number;
+}
+
+export interface MonitorSpec {
+  name: string;
+  /** The site the captures count against and whose allowed domains apply; null: full access. */
+  siteId: string | null;
+  schedule: string;
+  /** IANA time zone the schedule is read in. */
+  timeZone: string;
+  suspend: boolean;
+  historyLimit: number;
+  compare: MonitorCompare;
+  pages: MonitorPage[];
+}
+
+export interface Monitor extends MonitorSpec {
+  id: string;
+  accountId: string;
+  managedBy: ManagedBy | null;
+  /** Page name → the image id of its accepted (or, with baseline: previous, latest) picture. */
+  baselines: Record<string, string>;
+  /** Raised by every change to the spec; a queued run of an older generation is skipped. */
+  generation: number;
+  /** When the schedule last (re)started: created, resumed, or its schedule or time zone changed. */
+  scheduleStartedAt: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewMonitor = MonitorSpec & { accountId: string; managedBy?: ManagedBy | null };
+export type MonitorPatch = Partial<Omit<MonitorSpec, 'name'>> & { name?: string };
+
+export const PAGE_OUTCOMES = ['unchanged', 'changed', 'baseline', 'failed'] as const;
+/** Same as the baseline, changed beyond the threshold, the first picture (now the baseline), or no picture. */
+export type PageOutcome = (typeof PAGE_OUTCOMES)[number];
+
+export interface MonitorPageResult {
+  page: string;
+  outcome: PageOutcome;
+  /** Null when the page failed or had no baseline yet. */
+  diffRatio: number | null;
+  regions: MonitorRegion[];
+  captureImageId: string | null;
+  diffImageId: string | null;
+  baselineImageId: string | null;
+  error: string | null;
+}
+
+export interface MonitorRun {
+  id: string;
+  monitorId: string;
+  trigger: 'schedule' | 'manual';
+  /** The schedule's time for this run (or when it was asked for). */
+  scheduledAt: Date;
+  startedAt: Date;
+  finishedAt: Date;
+  pages: MonitorPageResult[];
+}
+
+export type NewMonitorRun = Omit<MonitorRun, 'id'>;
+
+export interface MonitorStore {
+  /** Conflict when the account already has a monitor of that name in that scope. */
+  createMonitor(input: NewMonitor): Promise<Monitor>;
+  getMonitor(id: string): Promise<Monitor | null>;
+  listMonitors(accountId: string): Promise<Monitor[]>;
+  /** Every account's: what each API replica's scheduler and metrics read. */
+  listAllMonitors(): Promise<Monitor[]>;
+  /** Raises the generation; a new schedule, time zone or a resume restarts the schedule. Baselines of pages no longer listed go. */
+  updateMonitor(id: string, patch: MonitorPatch): Promise<Monitor | null>;
+  /** Sets (or with null removes) a page's baseline image, without touching the generation. */
+  setMonitorBaseline(id: string, page: string, imageId: string | null): Promise<Monitor | null>;
+  /** Deletes the monitor and its runs. False when there was no such monitor. */
+  deleteMonitor(id: string): Promise<boolean>;
+  recordMonitorRun(run: NewMonitorRun): Promise<MonitorRun>;
+  /** Newest first. */
+  listMonitorRuns(monitorId: string, limit: number): Promise<MonitorRun[]>;
+  getMonitorRun(id: string): Promise<MonitorRun | null>;
+  deleteMonitorRuns(ids: string[]): Promise<void>;
+}
+
+/** The scope a monitor's name is unique in, and the namespace its metrics carry. */
+export function monitorScope(monitor: Pick<Monitor, 'accountId' | 'managedBy'>): string {
+  return monitor.managedBy?.namespace ?? monitor.accountId;
+}

@@ -1,0 +1,134 @@
+/**
+ * The management API's monitor bodies and answers: the same fields, bounds and defaults as the
+ * PageMonitor CRD (crds/pagemonitor.yaml), so that a monitor made either way behaves the same.
+ */
+import { MAX_HIDE_SELECTORS, MAX_SELECTOR_LENGTH } from '../../../renderer/src/protocol.ts';
+import { PROFILE_NAMES } from '../../../renderer/src/capture/profiles.ts';
+import { managedBySchema } from '../routes/api/schemas.ts';
+import { MAX_URL_LENGTH, MAX_WAIT_MS, MIN_WAIT_MS } from '../routes/screenshot.ts';
+
+/** The documented limit of pages per monitor (docs/monitors.md). */
+export const MAX_MONITOR_PAGES = 20;
+export const MAX_IGNORE_REGIONS = 20;
+export const DEFAULT_THRESHOLD = 0.001;
+export const DEFAULT_PIXEL_TOLERANCE = 0.1;
+export const DEFAULT_HISTORY_LIMIT = 10;
+
+const dnsLabel = { type: 'string', minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' } as const;
+const selector = { type: 'string', minLength: 1, maxLength: MAX_SELECTOR_LENGTH } as const;
+const pixels = (minimum: number) => ({ type: 'integer', minimum, maximum: 100_000 }) as const;
+
+export const regionSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['left', 'top', 'width', 'height'],
+  properties: { left: pixels(0), top: pixels(0), width: pixels(1), height: pixels(1) },
+} as const;
+
+export const pageSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'url'],
+  properties: {
+    name: { ...dnsLabel, description: "The page's name in runs, metrics and alerts (a DNS label), unique in the monitor." },
+    url: { type: 'string', format: 'http-url', maxLength: MAX_URL_LENGTH },
+    quality: { type: 'string', enum: [...PROFILE_NAMES] },
+    fullPage: { type: 'boolean' },
+    removeAds: { type: 'boolean' },
+    wait: { type: 'integer', minimum: MIN_WAIT_MS, maximum: MAX_WAIT_MS },
+    waitForSelector: selector,
+    selector,
+    hideSelectors: { type: 'array', maxItems: MAX_HIDE_SELECTORS, items: selector },
+    darkMode: { type: 'boolean' },
+    reducedMotion: { type: 'boolean' },
+    ignoreRegions: { type: 'array', maxItems: MAX_IGNORE_REGIONS, items: regionSchema, description: 'Rectangles in CSS pixels of the picture, left out of the comparison.' },
+  },
+} as const;
+
+const compareSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    threshold: { type: 'number', minimum: 0, maximum: 1, description: `The share of pixels that may differ before a page counts as changed (default ${DEFAULT_THRESHOLD}).` },
+    baseline: { type: 'string', enum: ['accepted', 'previous'], description: 'accepted (default): the picture accepted as baseline; previous: the last run.' },
+    pixelTolerance: { type: 'number', minimum: 0, maximum: 1, description: `How different two pixels must be to count (default ${DEFAULT_PIXEL_TOLERANCE}).` },
+  },
+} as const;
+
+const specProperties = {
+  name: { ...dnsLabel, description: 'Unique in the account; the metrics name the monitor by it.' },
+  siteId: { type: 'string', minLength: 1, maxLength: 64, description: "A site of the account: only its allowed domains may be captured. Without one the monitor has the account's full access." },
+  schedule: { type: 'string', minLength: 1, maxLength: 200, description: 'Five-field cron (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, @monthly, @yearly.' },
+  timeZone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone the schedule is read in; UTC by default.' },
+  suspend: { type: 'boolean', description: 'No scheduled run starts while true.' },
+  historyLimit: { type: 'integer', minimum: 1, maximum: 100, description: `Runs kept, with their pictures (default ${DEFAULT_HISTORY_LIMIT}).` },
+  compare: compareSchema,
+  pages: { type: 'array', minItems: 1, maxItems: MAX_MONITOR_PAGES, items: pageSchema, description: `At most ${MAX_MONITOR_PAGES} pages.` },
+} as const;
+
+export const createMonitorSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'schedule', 'pages'],
+  properties: specProperties,
+} as const;
+
+export const updateMonitorSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { ...specProperties, siteId: { ...specProperties.siteId, type: ['string', 'null'] } },
+} as const;
+
+const timestamp = { type: 'string', format: 'date-time' };
+
+export const monitorViewSchema = {
+  type: 'object',
+  required: ['id', 'name', 'siteId', 'schedule', 'timeZone', 'suspend', 'historyLimit', 'compare', 'pages', 'baselines', 'managedBy', 'nextRunAt', 'createdAt', 'updatedAt'],
+  properties: {
+    id: { type: 'string', examples: ['mon_3f9c0a6be21d4478a1c2d3e4'] },
+    ...specProperties,
+    siteId: { type: ['string', 'null'] },
+    baselines: { type: 'object', additionalProperties: { type: 'string' }, description: "Page name → the id of its baseline picture (GET .../images/{imageId})." },
+    managedBy: managedBySchema,
+    nextRunAt: { type: ['string', 'null'], format: 'date-time', description: 'Null while suspended.' },
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  },
+} as const;
+
+export const runViewSchema = {
+  type: 'object',
+  required: ['id', 'trigger', 'scheduledAt', 'startedAt', 'finishedAt', 'pages'],
+  properties: {
+    id: { type: 'string' },
+    trigger: { type: 'string', enum: ['schedule', 'manual'] },
+    scheduledAt: timestamp,
+    startedAt: timestamp,
+    finishedAt: timestamp,
+    pages: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['page', 'outcome', 'diffRatio', 'regions', 'captureImageId', 'diffImageId', 'baselineImageId', 'error'],
+        properties: {
+          page: { type: 'string' },
+          outcome: { type: 'string', enum: ['unchanged', 'changed', 'baseline', 'failed'] },
+          diffRatio: { type: ['number', 'null'] },
+          regions: { type: 'array', items: regionSchema },
+          captureImageId: { type: ['string', 'null'] },
+          diffImageId: { type: ['string', 'null'] },
+          baselineImageId: { type: ['string', 'null'] },
+          error: { type: ['string', 'null'] },
+        },
+      },
+    },
+  },
+} as const;
+
+export const acceptBaselineSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['runId', 'page'],
+  properties: { runId: { type: 'string', minLength: 1, maxLength: 64 }, page: dnsLabel },
+} as const;

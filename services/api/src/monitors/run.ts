@@ -1,0 +1,128 @@
+/**
+ * One run of a monitor: each page captured with freezeMotion through the API's renderer (within the
+ * monitors' share of slots), compared with its baseline in a worker thread, and the outcome recorded
+ * as one MonitorRun; then the history is pruned to historyLimit with the pictures no one names any more.
+ */
+import { domainRefusal, hostMatches, hostOfUrl } from '../../../../lib/domains.ts';
+import type { Logger } from '../../../../lib/logger.ts';
+import type { Monitor, MonitorPage, MonitorPageResult, MonitorRun } from '../../../../lib/store/monitors.ts';
+import { monitorScope } from '../../../../lib/store/monitors.ts';
+import type { Site, Store } from '../../../../lib/store/store.ts';
+import { PROFILES } from '../../../renderer/src/capture/profiles.ts';
+import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
+import { diffPngs } from './diff/diff.ts';
+import type { MonitorImages } from './images.ts';
+import { recordPageRun, recordRunDuration } from './metrics.ts';
+import type { MonitorSlots } from './slots.ts';
+
+export interface RunDeps {
+  store: Store;
+  renderer: Renderer;
+  images: MonitorImages;
+  slots: MonitorSlots;
+  logger: Logger;
+}
+
+export interface RunRequest {
+  trigger: MonitorRun['trigger'];
+  scheduledAt: Date;
+  signal?: AbortSignal;
+}
+
+export async function runMonitor(deps: RunDeps, monitor: Monitor, request: RunRequest): Promise<MonitorRun> {
+  const startedAt = new Date();
+  const labels = { namespace: monitorScope(monitor), name: monitor.name };
+  const site = monitor.siteId === null ? null : await deps.store.getSite(monitor.siteId);
+  const pages: MonitorPageResult[] = [];
+  for (const page of monitor.pages) {
+    request.signal?.throwIfAborted();
+    const result = await runPage(deps, monitor, site, page, request.signal);
+    recordPageRun({ ...labels, page: page.name }, result.outcome);
+    pages.push(result);
+  }
+  const run = await deps.store.recordMonitorRun({ monitorId: monitor.id, trigger: request.trigger, scheduledAt: request.scheduledAt, startedAt, finishedAt: new Date(), pages });
+  recordRunDuration(labels, (run.finishedAt.getTime() - startedAt.getTime()) / 1000);
+  await pruneHistory(deps, monitor.id);
+  return run;
+}
+
+/** The capture a page asks for: always PNG, motion frozen, the site's domains when it has a site. */
+export function captureRequestOf(page: MonitorPage, site: Site | null): CaptureRequest {
+  const { name: _name, ignoreRegions: _ignored, url, quality, fullPage, removeAds, ...options } = page;
+  return {
+    url,
+    quality: quality ?? 'standard',
+    fullPage: fullPage ?? false,
+    removeAds: removeAds ?? true,
+    ...options,
+    freezeMotion: true,
+    ...(site ? { allowedDomains: site.allowedDomains } : {}),
+  };
+}
+
+async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page: MonitorPage, signal?: AbortSignal): Promise<MonitorPageResult> {
+  const failed = (error: string): MonitorPageResult => ({
+    page: page.name,
+    outcome: 'failed',
+    diffRatio: null,
+    regions: [],
+    captureImageId: null,
+    diffImageId: null,
+    baselineImageId: monitor.baselines[page.name] ?? null,
+    error,
+  });
+  if (monitor.siteId !== null && site === null) return failed(`Site ${monitor.siteId} no longer exists`);
+  if (site) {
+    const host = hostOfUrl(page.url);
+    if (host === undefined || !hostMatches(host, site.allowedDomains)) return failed(domainRefusal(host, undefined, site.id));
+  }
+  let image: Buffer;
+  try {
+    const release = await deps.slots.acquire(signal);
+    try {
+      image = (await deps.renderer.capture(captureRequestOf(page, site), signal ? { signal } : {})).image;
+    } finally {
+      release();
+    }
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    return failed((err as Error).message);
+  }
+  const captureImageId = await deps.images.put(image);
+  const baselineImageId = monitor.baselines[page.name] ?? null;
+  const baseline = baselineImageId === null ? null : await deps.images.get(baselineImageId);
+  if (baseline === null) {
+    await deps.store.setMonitorBaseline(monitor.id, page.name, captureImageId);
+    return { page: page.name, outcome: 'baseline', diffRatio: null, regions: [], captureImageId, diffImageId: null, baselineImageId: captureImageId, error: null };
+  }
+  try {
+    const diff = await diffPngs(baseline, image, {
+      pixelTolerance: monitor.compare.pixelTolerance,
+      ignoreRegions: page.ignoreRegions ?? [],
+      deviceScaleFactor: PROFILES[page.quality ?? 'standard'].viewport.deviceScaleFactor,
+    });
+    const diffImageId = await deps.images.put(Buffer.from(diff.diffPng));
+    if (monitor.compare.baseline === 'previous') await deps.store.setMonitorBaseline(monitor.id, page.name, captureImageId);
+    const outcome = diff.ratio > monitor.compare.threshold ? 'changed' : 'unchanged';
+    return { page: page.name, outcome, diffRatio: diff.ratio, regions: diff.regions, captureImageId, diffImageId, baselineImageId, error: null };
+  } catch (err) {
+    return { ...failed(`The comparison failed: ${(err as Error).message}`), captureImageId };
+  }
+}
+
+/** Image ids a run names. */
+export function imagesOf(run: Pick<MonitorRun, 'pages'>): string[] {
+  return run.pages.flatMap((page) => [page.captureImageId, page.diffImageId, page.baselineImageId]).filter((id): id is string => id !== null);
+}
+
+/** Keeps the newest historyLimit runs; deletes the older ones and the pictures only they named. */
+export async function pruneHistory(deps: Pick<RunDeps, 'store' | 'images'>, monitorId: string): Promise<void> {
+  const monitor = await deps.store.getMonitor(monitorId);
+  if (!monitor) return;
+  const runs = await deps.store.listMonitorRuns(monitorId, monitor.historyLimit + 100);
+  const stale = runs.slice(monitor.historyLimit);
+  if (stale.length === 0) return;
+  const kept = new Set([...runs.slice(0, monitor.historyLimit).flatMap(imagesOf), ...Object.values(monitor.baselines)]);
+  await deps.store.deleteMonitorRuns(stale.map((run) => run.id));
+  await deps.images.delete([...new Set(stale.flatMap(imagesOf))].filter((id) => !kept.has(id)));
+}

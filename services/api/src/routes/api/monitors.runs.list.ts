@@ -1,0 +1,18 @@
+import { runViewSchema } from '../../monitors/api-schema.ts';
+import { monitorsFor } from './monitors.operations.ts';
+import { param, type ApiRoute } from './route.ts';
+
+export const listMonitorRunsRoute: ApiRoute = {
+  method: 'GET',
+  path: '/api/monitors/:monitorId/runs',
+  operationId: 'listMonitorRuns',
+  summary: "A monitor's runs, newest first (at most historyLimit)",
+  tag: 'Monitors',
+  access: 'full-access',
+  responses: { 200: { description: 'Each run with every page\'s outcome, diff ratio, changed regions and picture ids', schema: { type: 'array', items: runViewSchema } } },
+  errors: { 404: 'No such monitor in this account' },
+  handler: (deps) =>
+    async (ctx) => {
+      ctx.body = await monitorsFor(deps, ctx).runs(param(ctx.params, 'monitorId'));
+    },
+};
