@@ -55,6 +55,9 @@ export interface ServiceOptions {
   close(): Promise<void>;
 }
 
+/** While draining, how long a keep-alive socket may stay idle before the server closes it. */
+const IDLE_GRACE_MS = 1000;
+
 export function runService(options: ServiceOptions): http.Server {
   const { logger, config } = options;
   let shuttingDown = false;
@@ -79,10 +82,19 @@ export function runService(options: ServiceOptions): http.Server {
     }, config.shutdownTimeoutMs);
     forced.unref();
     // Stop accepting connections; the callback fires once every request in flight has been answered.
-    // Keep-alive sockets go as soon as they fall idle, rather than after keepAliveTimeout.
-    const closeIdle = setInterval(() => server.closeIdleConnections(), 100);
+    // A client keeps sending on its pooled keep-alive sockets (a Service's connections stay with
+    // this pod), and a socket the server closes while the client writes a request onto it fails
+    // that request ("other side closed"). So every answer from now on says Connection: close, which
+    // ends its socket cleanly, and only sockets idle past IDLE_GRACE_MS are closed by the server.
+    server.on('request', (_req, res: http.ServerResponse) => {
+      if (!res.headersSent) res.setHeader('Connection', 'close');
+    });
+    const closeIdle = setTimeout(function closeIdleSockets() {
+      server.closeIdleConnections();
+      closeIdle.refresh();
+    }, IDLE_GRACE_MS);
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    clearInterval(closeIdle);
+    clearTimeout(closeIdle);
     await options.close();
     logger.info('Shut down cleanly');
     process.exit(0);
