@@ -17,9 +17,9 @@ describe('chart CRDs (charts/viewfinder/crds)', () => {
     }
   });
 
-  it('define Site and ApiKey in group viewfinder.dev, version v1alpha1', () => {
+  it('define Site, ApiKey and PageMonitor in group viewfinder.dev, version v1alpha1', () => {
     const crds = yamlFiles(CHART_CRDS).map((name) => readYaml(`${CHART_CRDS}${name}`) as { spec: { group: string; names: { kind: string }; versions: { name: string }[] } });
-    expect(crds.map((crd) => crd.spec.names.kind).sort()).to.deep.equal(['ApiKey', 'Site']);
+    expect(crds.map((crd) => crd.spec.names.kind).sort()).to.deep.equal(['ApiKey', 'PageMonitor', 'Site']);
     for (const crd of crds) {
       expect(crd.spec.group).to.equal('viewfinder.dev');
       expect(crd.spec.versions.map((version) => version.name)).to.deep.equal(['v1alpha1']);
