@@ -25,6 +25,24 @@ export const IMAGE_ARGS = ['--set', `image.repository=${IMAGE.repository}`, '--s
  * The node's STATE_DIR (load-image.sh needs it): VIEWFINDER_NODE_STATE, else the folder of a
  * KUBECONFIG that up.sh wrote. Undefined, with the reason, when there is no Ready node to test on.
  */
+/**
+ * A real-node leg: its tests run where realNode() finds a Ready node, and otherwise one pending test
+ * says why it did not (10 minutes per test: image builds, rollouts).
+ */
+export function describeOnRealNode(title: string, body: (this: Mocha.Suite, node: { stateDir: string }) => void): void {
+  describe(title, function () {
+    this.timeout(600_000);
+    const node = realNode();
+    if ('skip' in node) {
+      it(`is skipped: ${node.skip}`, function () {
+        this.skip();
+      });
+      return;
+    }
+    body.call(this, node);
+  });
+}
+
 export function realNode(): { stateDir: string } | { skip: string } {
   const kubeconfig = process.env.KUBECONFIG;
   if (!kubeconfig) return { skip: 'no KUBECONFIG: bash .ci/run starts ../shared/k8s/node (up.sh) and sets it' };

@@ -12,7 +12,7 @@ import {
   isReady,
   kubectl,
   pods,
-  realNode,
+  describeOnRealNode,
   until,
 } from './cluster.ts';
 
@@ -22,15 +22,7 @@ import {
  * captures through the API Service, a domain change answers 403, a deleted ApiKey 401, and
  * killing the leader hands over to the other pod.
  */
-describe('the chart on a real node: hosted values on the embedded store', function () {
-  this.timeout(600_000);
-  const node = realNode();
-  if ('skip' in node) {
-    it(`is skipped: ${node.skip}`, function () {
-      this.skip();
-    });
-    return;
-  }
+describeOnRealNode('the chart on a real node: hosted values on the embedded store', function (node) {
 
   const namespace = `viewfinder-test-${randomBytes(4).toString('hex')}-hosted`;
   const release = 'vfh';

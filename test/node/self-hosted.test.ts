@@ -23,7 +23,7 @@ import {
   isReady,
   kubectl,
   pods,
-  realNode,
+  describeOnRealNode,
   startEndpointsSd,
   until,
   type CaptureOutcome,
@@ -37,15 +37,7 @@ import {
  * pod deletion and a rolling upgrade under load, Prometheus discovering the pods, and uninstall.
  * The tests run in order on one release; each step's figures are printed at the end.
  */
-describe('the chart on a real node: self-hosted values', function () {
-  this.timeout(600_000);
-  const node = realNode();
-  if ('skip' in node) {
-    it(`is skipped: ${node.skip}`, function () {
-      this.skip();
-    });
-    return;
-  }
+describeOnRealNode('the chart on a real node: self-hosted values', function (node) {
 
   const namespace = `viewfinder-test-${randomBytes(4).toString('hex')}-node`;
   const release = 'vf';
