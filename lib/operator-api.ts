@@ -69,6 +69,45 @@ export interface PutManagedKey {
   restrictDomains: boolean;
 }
 
+/** A managed monitor as the operator routes answer it (services/api/src/monitors/management.ts). */
+export interface ManagedMonitor {
+  id: string;
+  accountId: string;
+  name: string;
+  schedule: string;
+  compare: { threshold: number; baseline: 'accepted' | 'previous'; pixelTolerance: number };
+  pages: Array<{ name: string }>;
+  baselines: Record<string, string>;
+  managedBy: ManagedByWire;
+  nextRunAt: string | null;
+  lastRun: {
+    id: string;
+    finishedAt: string;
+    pages: Array<{
+      page: string;
+      outcome: 'unchanged' | 'changed' | 'baseline' | 'failed';
+      diffRatio: number | null;
+      regions: Array<{ left: number; top: number; width: number; height: number }>;
+      captureImageId: string | null;
+      baselineImageId: string | null;
+      error: string | null;
+    }>;
+  } | null;
+}
+
+/** The PUT of a monitor: the PageMonitor's spec, with its account and site resolved. */
+export interface PutManagedMonitor {
+  accountId: string;
+  uid: string;
+  siteId?: string;
+  schedule: string;
+  timeZone?: string;
+  suspend?: boolean;
+  historyLimit?: number;
+  compare?: { threshold?: number; baseline?: 'accepted' | 'previous'; pixelTolerance?: number };
+  pages: Array<Record<string, unknown>>;
+}
+
 /** The path of a managed object: /api/operator/sites/{namespace}/{name}. */
 export function managedPath(kind: ManagedKind, namespace: string, name: string): string {
   const collection = { Site: 'sites', ApiKey: 'keys', PageMonitor: 'monitors' }[kind];

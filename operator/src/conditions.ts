@@ -23,6 +23,12 @@ export const REASONS = {
   ApiRefused: 'ApiRefused',
   /** A Kubernetes API call failed (other than a conflict, which is simply retried). */
   KubernetesApiError: 'KubernetesApiError',
+  // PageMonitor's Changed condition and events.
+  PageChanged: 'PageChanged',
+  NoChange: 'NoChange',
+  NotRunYet: 'NotRunYet',
+  RunFailed: 'RunFailed',
+  BaselineAccepted: 'BaselineAccepted',
 } as const;
 
 export type Reason = (typeof REASONS)[keyof typeof REASONS];

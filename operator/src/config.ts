@@ -25,6 +25,8 @@ export interface OperatorConfig {
   maxRetryDelayMs: number;
   /** The hosted API, which owns the store: the operator reconciles through it and never opens the store. */
   api: OperatorApiConfig;
+  /** How often every PageMonitor's status is refreshed from its last run (MONITOR_STATUS_INTERVAL_SECONDS). */
+  monitorStatusIntervalMs: number;
 }
 
 export interface OperatorApiConfig {
@@ -94,5 +96,6 @@ export function loadOperatorConfig(env: Env): OperatorConfig {
     resyncMs: readInt(env, 'RESYNC_PERIOD_SECONDS', 300, { min: 1, max: 86_400 }) * 1000,
     maxRetryDelayMs: readInt(env, 'MAX_RETRY_DELAY_SECONDS', 300, { min: 1, max: 86_400 }) * 1000,
     api: loadApiConfig(env),
+    monitorStatusIntervalMs: readInt(env, 'MONITOR_STATUS_INTERVAL_SECONDS', 30, { min: 1, max: 3600 }) * 1000,
   };
 }

@@ -5,6 +5,7 @@ import type { ApiClient } from './api/client.ts';
 import type { OperatorConfig } from './config.ts';
 import { reconcileApiKey } from './controllers/api-key.ts';
 import type { ControllerDeps } from './controllers/common.ts';
+import { reconcilePageMonitor } from './controllers/page-monitor.ts';
 import { reconcileSite } from './controllers/site.ts';
 import { startHealthServer, type HealthServer } from './health.ts';
 import { KubeClient } from './k8s/client.ts';
@@ -12,7 +13,7 @@ import { Controller } from './k8s/controller.ts';
 import { EventRecorder } from './k8s/events.ts';
 import { LeaderElector } from './k8s/leader-election.ts';
 import { createOperatorMetrics, type OperatorMetrics } from './metrics.ts';
-import { API_VERSION, MANAGED_BY_LABEL, OPERATOR_NAME, objectKey, type ApiKeyResource, type SiteResource } from './resources.ts';
+import { API_VERSION, MANAGED_BY_LABEL, OPERATOR_NAME, objectKey, type ApiKeyResource, type PageMonitorResource, type SiteResource } from './resources.ts';
 
 /**
  * The operator, wired: informers for Sites, ApiKeys and the Secrets it wrote feed one controller
@@ -24,7 +25,7 @@ export interface Operator {
   metrics: OperatorMetrics;
   isLeader(): boolean;
   /** Sites, ApiKeys, Secrets: one informer per kind and watched namespace. */
-  informers: Array<Informer<SiteResource> | Informer<ApiKeyResource> | Informer<V1Secret>>;
+  informers: Array<Informer<SiteResource> | Informer<ApiKeyResource> | Informer<PageMonitorResource> | Informer<V1Secret>>;
   /** Stops; `release: false` leaves the Lease to expire, as a crash would. */
   stop(options?: { release?: boolean }): Promise<void>;
 }
@@ -44,17 +45,27 @@ export async function startOperator({ config, kubeConfig, api, logger }: Operato
   const queue = { maxDelayMs: config.maxRetryDelayMs };
   const sites = new Controller({ kind: 'Site', reconcile: (ns, name) => reconcileSite(deps, ns, name), metrics, logger, queue });
   const apiKeys = new Controller({ kind: 'ApiKey', reconcile: (ns, name) => reconcileApiKey(deps, ns, name), metrics, logger, queue });
+  const monitors = new Controller({ kind: 'PageMonitor', reconcile: (ns, name) => reconcilePageMonitor(deps, ns, name), metrics, logger, queue });
 
   const namespaces: Array<string | undefined> = config.watchNamespaces.length === 0 ? [undefined] : config.watchNamespaces;
   const siteInformers: Informer<SiteResource>[] = [];
   const apiKeyInformers: Informer<ApiKeyResource>[] = [];
   const secretInformers: Informer<V1Secret>[] = [];
+  const monitorInformers: Informer<PageMonitorResource>[] = [];
 
   /** A Site's changes can make its ApiKeys Ready (or not): they are reconciled again. */
   const enqueueDependents = (site: SiteResource) => {
     for (const informer of apiKeyInformers) {
       for (const key of informer.list()) {
         if (key.metadata.namespace === site.metadata.namespace && key.spec.siteRef === site.metadata.name) apiKeys.enqueue(keyOf(key));
+      }
+    }
+  };
+  /** A PageMonitor with a siteRef waits for its Site: reconciled again when the Site changes. */
+  const enqueueMonitorsOf = (site: SiteResource) => {
+    for (const informer of monitorInformers) {
+      for (const monitor of informer.list()) {
+        if (monitor.metadata.namespace === site.metadata.namespace && monitor.spec.siteRef === site.metadata.name) monitors.enqueue(keyOf(monitor));
       }
     }
   };
@@ -77,6 +88,7 @@ export async function startOperator({ config, kubeConfig, api, logger }: Operato
           onUpsert: (site) => {
             sites.enqueue(keyOf(site));
             enqueueDependents(site);
+            enqueueMonitorsOf(site);
           },
           onDelete: (site) => {
             sites.enqueue(keyOf(site));
@@ -94,6 +106,15 @@ export async function startOperator({ config, kubeConfig, api, logger }: Operato
         handlers: { onUpsert: (key) => apiKeys.enqueue(keyOf(key)), onDelete: (key) => apiKeys.enqueue(keyOf(key)) },
       }),
     );
+    monitorInformers.push(
+      new Informer<PageMonitorResource>({
+        ...common,
+        name: `PageMonitor ${namespace ?? '(all namespaces)'}`,
+        list: () => kube.listResources<PageMonitorResource>('PageMonitor', namespace),
+        watchPath: `/apis/${API_VERSION}${scope}/pagemonitors`,
+        handlers: { onUpsert: (monitor) => monitors.enqueue(keyOf(monitor)), onDelete: (monitor) => monitors.enqueue(keyOf(monitor)) },
+      }),
+    );
     secretInformers.push(
       new Informer<V1Secret>({
         ...common,
@@ -106,18 +127,26 @@ export async function startOperator({ config, kubeConfig, api, logger }: Operato
       }),
     );
   }
-  const informers = [...siteInformers, ...apiKeyInformers, ...secretInformers];
-  const controllers = [sites, apiKeys];
+  const informers = [...siteInformers, ...apiKeyInformers, ...monitorInformers, ...secretInformers];
+  const controllers = [sites, apiKeys, monitors];
+  // The API runs monitors on its own schedule: their status follows it every interval.
+  let statusTimer: NodeJS.Timeout | undefined;
+  const refreshMonitors = () => {
+    for (const informer of monitorInformers) for (const monitor of informer.list()) monitors.enqueue(keyOf(monitor));
+  };
   let synced = false;
 
   const startControllers = () => {
     for (const controller of controllers) controller.start();
     // A new leader acts on everything, not only on what changes from now on.
-    for (const informer of [...siteInformers, ...apiKeyInformers]) informer.resync();
+    for (const informer of [...siteInformers, ...apiKeyInformers, ...monitorInformers]) informer.resync();
+    clearInterval(statusTimer);
+    statusTimer = setInterval(refreshMonitors, config.monitorStatusIntervalMs);
     metrics.leader.set(1);
   };
   const pauseControllers = async () => {
     metrics.leader.set(0);
+    clearInterval(statusTimer);
     await Promise.all(controllers.map((controller) => controller.pause()));
   };
 
@@ -159,6 +188,7 @@ export async function startOperator({ config, kubeConfig, api, logger }: Operato
     informers,
     isLeader: () => elector?.isLeader ?? true,
     async stop(options = {}) {
+      clearInterval(statusTimer);
       if (elector) await elector.stop(options);
       for (const informer of informers) informer.stop();
       await Promise.all(controllers.map((controller) => controller.shutDown()));

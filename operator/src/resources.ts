@@ -18,8 +18,8 @@ export const SECRET_KEY_FIELD = 'apiKey';
 /** The Secret's data key that holds the key's signing secret (HMAC: signed render links, webhooks). */
 export const SIGNING_SECRET_FIELD = 'signingSecret';
 
-export type Kind = 'Site' | 'ApiKey';
-export const PLURALS: Record<Kind, string> = { Site: 'sites', ApiKey: 'apikeys' };
+export type Kind = 'Site' | 'ApiKey' | 'PageMonitor';
+export const PLURALS: Record<Kind, string> = { Site: 'sites', ApiKey: 'apikeys', PageMonitor: 'pagemonitors' };
 
 export interface ObjectMeta {
   name: string;
@@ -76,7 +76,49 @@ export interface ApiKeyResource {
   };
 }
 
-export type Resource = SiteResource | ApiKeyResource;
+export interface MonitorRegionSpec {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+/** crds/pagemonitor.yaml. */
+export interface PageMonitorResource {
+  apiVersion: string;
+  kind: 'PageMonitor';
+  metadata: ObjectMeta;
+  spec: {
+    siteRef?: string;
+    account?: string;
+    schedule: string;
+    timeZone?: string;
+    suspend?: boolean;
+    historyLimit?: number;
+    compare?: { threshold?: number; baseline?: 'accepted' | 'previous'; pixelTolerance?: number };
+    pages: Array<{ name: string; url: string; ignoreRegions?: MonitorRegionSpec[]; [option: string]: unknown }>;
+  };
+  status?: {
+    monitorId?: string;
+    observedGeneration?: number;
+    lastRunTime?: string;
+    nextRunTime?: string;
+    largestDiffRatio?: number;
+    pages?: Array<{
+      name: string;
+      diffRatio?: number;
+      changed?: boolean;
+      lastRunTime?: string;
+      lastCaptureId?: string;
+      baselineCaptureId?: string;
+      lastError?: string;
+      regions?: MonitorRegionSpec[];
+    }>;
+    conditions?: Condition[];
+  };
+}
+
+export type Resource = SiteResource | ApiKeyResource | PageMonitorResource;
 
 /** A work-queue key: namespace/name, the only thing a reconcile request carries. */
 export function objectKey(namespace: string, name: string): string {

@@ -15,6 +15,9 @@ import {
   type V1CustomResourceDefinition,
   type V1Secret,
 } from '@kubernetes/client-node';
+import { createJobRunner } from '../../lib/jobs/runner.ts';
+import { openMonitorImages } from '../../services/api/src/monitors/images.ts';
+import { startMonitorService, type MonitorService } from '../../services/api/src/monitors/service.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { openStore } from '../../lib/store/open.ts';
 import type { Account, Store } from '../../lib/store/store.ts';
@@ -55,7 +58,7 @@ export async function startRealTarget(): Promise<KubeTarget> {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromDefault();
   const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
-  for (const file of ['site.yaml', 'apikey.yaml']) {
+  for (const file of ['site.yaml', 'apikey.yaml', 'pagemonitor.yaml']) {
     // loadYaml, not a plain parse: the typed API serializes its models (`_default`, `xKubernetesValidations`).
     const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(path.join(import.meta.dirname, '..', '..', 'crds', file), 'utf8'));
     const name = crd.metadata?.name ?? '';
@@ -207,6 +210,8 @@ export const OPERATOR_SERVICE_ACCOUNT = 'viewfinder-operator';
  */
 export interface HostedApi {
   store: Store;
+  /** With `monitors: true`: the API's monitor service (scheduler, job runner, pictures). */
+  monitors: MonitorService | undefined;
   dataDir: string;
   url: string;
   /** TokenReviews the API has asked for (its cache keeps this low). */
@@ -216,12 +221,21 @@ export interface HostedApi {
   close(): Promise<void>;
 }
 
-export async function startHostedApi(target: KubeTarget, options: { dataDir?: string; env?: Record<string, string>; renderer?: Renderer } = {}): Promise<HostedApi> {
+export async function startHostedApi(
+  target: KubeTarget,
+  options: { dataDir?: string; env?: Record<string, string>; renderer?: Renderer; monitors?: boolean } = {},
+): Promise<HostedApi> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'viewfinder-operator-api-'));
   const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, OPERATOR_SERVICE_ACCOUNTS: `${target.namespace}/${OPERATOR_SERVICE_ACCOUNT}`, ...options.env });
   const store = await openStore(config.store);
   const reviewer = cachedReviewer(kubeTokenReviewer(target.kubeConfig, config.operatorAuth.audience), config.operatorAuth.reviewCacheMs);
-  const app = createApp({ config, renderer: options.renderer ?? createStubRenderer({ capacity: 1, delayMs: () => 0 }), logger: silentLogger, store, tokenReviewer: reviewer });
+  const renderer = options.renderer ?? createStubRenderer({ capacity: 1, delayMs: () => 0 });
+  const runner = options.monitors ? createJobRunner({ store, logger: silentLogger, concurrency: 2, leaseMs: 30_000, pollIntervalMs: 50 }) : undefined;
+  const monitors = runner
+    ? startMonitorService({ store, renderer, images: await openMonitorImages(config.monitors.images), runner, config: config.monitors, logger: silentLogger })
+    : undefined;
+  runner?.start();
+  const app = createApp({ config, renderer, logger: silentLogger, store, tokenReviewer: reviewer, ...(monitors ? { monitors } : {}) });
   let server: http.Server | undefined;
   let port = 0;
   const start = async () => {
@@ -243,6 +257,7 @@ export async function startHostedApi(target: KubeTarget, options: { dataDir?: st
   await start();
   return {
     store,
+    monitors,
     dataDir,
     url: `http://127.0.0.1:${port}/`,
     reviews: () => reviewer.reviews,
@@ -250,6 +265,8 @@ export async function startHostedApi(target: KubeTarget, options: { dataDir?: st
     start,
     async close() {
       await stop();
+      monitors?.stop();
+      await runner?.stop(1000);
       await store.close();
       if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
     },

@@ -12,7 +12,7 @@ import { crdAjv } from './crd-ajv.ts';
  * An in-process Kubernetes API server, on loopback over plain HTTP, implementing for real the
  * subset the operator uses, so that @kubernetes/client-node talks to it exactly as to a cluster:
  *
- * - Sites and ApiKeys (validated against the CRDs' openAPIV3Schema, defaults applied), Secrets,
+ * - Sites, ApiKeys and PageMonitors (validated against the CRDs' openAPIV3Schema, defaults applied), Secrets,
  *   Events, Leases and EndpointSlices: create, get, list (with label selectors), replace, merge-patch, delete;
  * - the status subresource: spec changes bump metadata.generation, status changes do not, and
  *   each endpoint ignores the other half;
@@ -106,6 +106,7 @@ export async function startFakeKubeApiServer(options: { historyLimit?: number } 
   const resources: Record<string, Resource> = {
     sites: { ...crdResource('site.yaml'), kind: 'Site' },
     apikeys: { ...crdResource('apikey.yaml'), kind: 'ApiKey' },
+    pagemonitors: { ...crdResource('pagemonitor.yaml'), kind: 'PageMonitor' },
     secrets: { apiVersion: 'v1', kind: 'Secret', namespaced: true, statusSubresource: false },
     events: { apiVersion: 'v1', kind: 'Event', namespaced: true, statusSubresource: false },
     leases: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespaced: true, statusSubresource: false },
@@ -448,13 +449,13 @@ function admit(resource: Resource, object: KubeObject): void {
 
 function parsePath(pathname: string): { plural: string; namespace: string | undefined; name: string | undefined; subresource: string | undefined } | undefined {
   const match =
-    /^\/(?:api\/v1|apis\/viewfinder\.dev\/v1alpha1|apis\/coordination\.k8s\.io\/v1|apis\/discovery\.k8s\.io\/v1)(?:\/namespaces\/([^/]+))?\/(sites|apikeys|secrets|events|leases|endpointslices)(?:\/([^/]+))?(?:\/([^/]+))?$/.exec(
+    /^\/(?:api\/v1|apis\/viewfinder\.dev\/v1alpha1|apis\/coordination\.k8s\.io\/v1|apis\/discovery\.k8s\.io\/v1)(?:\/namespaces\/([^/]+))?\/(sites|apikeys|pagemonitors|secrets|events|leases|endpointslices)(?:\/([^/]+))?(?:\/([^/]+))?$/.exec(
       pathname,
     );
   if (!match) return undefined;
   const plural = match[2] as string;
   const group = pathname.startsWith('/api/v1') ? 'core' : (/^\/apis\/([^./]+)/.exec(pathname)?.[1] ?? '');
-  const expected = plural === 'sites' || plural === 'apikeys' ? 'viewfinder' : plural === 'leases' ? 'coordination' : plural === 'endpointslices' ? 'discovery' : 'core';
+  const expected = plural === 'sites' || plural === 'apikeys' || plural === 'pagemonitors' ? 'viewfinder' : plural === 'leases' ? 'coordination' : plural === 'endpointslices' ? 'discovery' : 'core';
   if (group !== expected) return undefined;
   return { plural, namespace: match[1], name: match[3] ? decodeURIComponent(match[3]) : undefined, subresource: match[4] };
 }

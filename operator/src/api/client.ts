@@ -1,6 +1,8 @@
 import {
   managedPath,
   type IssuedManagedKey,
+  type ManagedMonitor,
+  type PutManagedMonitor,
   type ManagedSite,
   type ManagedKey,
   type PutManagedKey,
@@ -87,6 +89,18 @@ export class ApiClient {
 
   async deleteKey(namespace: string, name: string): Promise<string | null> {
     return (await this.call<{ deleted: string | null }>('DELETE', managedPath('ApiKey', namespace, name))).deleted;
+  }
+
+  async getMonitor(namespace: string, name: string): Promise<ManagedMonitor | null> {
+    return this.orNull(() => this.call('GET', managedPath('PageMonitor', namespace, name)));
+  }
+
+  async putMonitor(namespace: string, name: string, input: PutManagedMonitor): Promise<ManagedMonitor> {
+    return this.call('PUT', managedPath('PageMonitor', namespace, name), input);
+  }
+
+  async deleteMonitor(namespace: string, name: string): Promise<string | null> {
+    return (await this.call<{ deleted: string | null }>('DELETE', managedPath('PageMonitor', namespace, name))).deleted;
   }
 
   /** For /readyz: asks the API's /healthz when the last call found it unavailable. */
