@@ -1,0 +1,87 @@
+/**
+ * Debian's real Prometheus (`make test` installs the package) as a process of the test, on a free
+ * loopback port, with the configuration given (JSON is YAML) and a data directory of its own.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { closedPort } from './fixture-server.ts';
+import { READY_TIMEOUT_MS } from './processes.ts';
+
+/** The chart's alerting and recording rules, as its PrometheusRule ships them. */
+export const PROMETHEUS_RULES = fileURLToPath(new URL('../../charts/viewfinder/files/prometheus-rules.yaml', import.meta.url));
+
+export interface PrometheusSample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+export interface PrometheusAlert {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  state: 'pending' | 'firing';
+  value: string;
+}
+
+export interface PrometheusProcess {
+  base: string;
+  /** Everything Prometheus wrote so far. */
+  output(): string;
+  /** An instant query through the HTTP API; throws with Prometheus's error when it fails. */
+  query(promql: string): Promise<PrometheusSample[]>;
+  /** The active (pending or firing) alerts, as GET /api/v1/alerts lists them. */
+  alerts(): Promise<PrometheusAlert[]>;
+  close(): Promise<void>;
+}
+
+/** Starts Prometheus with `config` (global, rule_files, scrape_configs...) and waits for /-/ready. */
+export async function startPrometheus(config: object): Promise<PrometheusProcess> {
+  const version = spawnSync('prometheus', ['--version'], { encoding: 'utf8' });
+  if (version.error) throw new Error(`prometheus is not on PATH (${version.error.message}); \`make test\` installs Debian's prometheus package`);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-prometheus-'));
+  writeFileSync(path.join(dir, 'prometheus.yml'), JSON.stringify(config, null, 2));
+  const port = await closedPort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(
+    'prometheus',
+    [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  const close = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const deadline = Date.now() + READY_TIMEOUT_MS; ; ) {
+      if (child.exitCode !== null) throw new Error(`prometheus exited with ${child.exitCode}:\n${output}`);
+      if (await fetch(`${base}/-/ready`).then((r) => r.ok, () => false)) break;
+      if (Date.now() > deadline) throw new Error(`prometheus did not become ready:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  const get = async <T>(what: string): Promise<T> => {
+    const body = (await (await fetch(`${base}${what}`)).json()) as { status: string; data: T; error?: string };
+    if (body.status !== 'success') throw new Error(`${what} failed: ${body.error}`);
+    return body.data;
+  };
+  return {
+    base,
+    output: () => output,
+    query: async (promql) => (await get<{ result: PrometheusSample[] }>(`/api/v1/query?query=${encodeURIComponent(promql)}`)).result,
+    alerts: async () => (await get<{ alerts: PrometheusAlert[] }>('/api/v1/alerts')).alerts,
+    close,
+  };
+}
