@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -8,6 +8,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { PNG } from 'pngjs';
 import { parse } from 'yaml';
+import { openSqliteStore } from '../../lib/store/sqlite.ts';
 import { GROUP, VERSION, type PageMonitorResource } from '../../operator/src/resources.ts';
 import { OPERATOR_SERVICE_ACCOUNT, REAL_KUBECONFIG, startRealTarget, type KubeTarget } from '../operator/support.ts';
 import { closedPort } from '../support/fixture-server.ts';
@@ -179,7 +180,7 @@ describe('docs/monitors.md: from kubectl apply of a PageMonitor to an alert in P
     if (untilQuarter < 30_000) await new Promise((resolve) => setTimeout(resolve, untilQuarter + 2000));
     applied = shIndex(['kubectl apply -f -', 'kind: PageMonitor']);
     const { stdout } = await run(applied);
-    expect(shape(stdout)).to.deep.equal(shape(outputAfter(applied)));
+    expect(shape(stdout)).to.deep.equal(shape(here(outputAfter(applied))));
     const monitor = await resource();
     expect(monitor.status?.monitorId).to.match(/^mon_/);
     expect(monitor.status?.nextRunTime, 'the next quarter hour').to.match(/^\d{4}-\d\d-\d\dT\d\d:(00|15|30|45):00/);
@@ -188,11 +189,11 @@ describe('docs/monitors.md: from kubectl apply of a PageMonitor to an alert in P
   it('2. runs it now with curl and the monitor id from .status.monitorId; the first picture becomes the baseline', async () => {
     firstRun = shIndex(['POST', '/runs', '.status.monitorId']);
     const queued = await run(firstRun);
-    expect(shape(queued.stdout)).to.deep.equal(shape(outputAfter(firstRun)));
+    expect(shape(queued.stdout)).to.deep.equal(shape(here(outputAfter(firstRun))));
 
     const waited = shIndex(['--for=condition=Changed=False'], firstRun);
     const { stdout } = await run(waited);
-    expect(shape(stdout)).to.deep.equal(shape(outputAfter(waited)));
+    expect(shape(stdout)).to.deep.equal(shape(here(outputAfter(waited))));
     const monitor = await resource();
     expect(monitor.status?.pages?.[0]).to.include({ name: 'home', changed: false });
     expect(monitor.status?.pages?.[0]?.baselineCaptureId).to.equal(monitor.status?.pages?.[0]?.lastCaptureId);
@@ -202,7 +203,7 @@ describe('docs/monitors.md: from kubectl apply of a PageMonitor to an alert in P
     page.banner = { text: 'Summer sale: everything must go', colour: '#e76f51' };
     secondRun = shIndex(['--for=condition=Changed ', 'reason=PageChanged']);
     const { stdout: output } = await run(secondRun);
-    expect(shape(output)).to.deep.equal(shape(outputAfter(secondRun)));
+    expect(shape(output)).to.deep.equal(shape(here(outputAfter(secondRun))));
     const monitor = await resource();
     const home = monitor.status?.pages?.[0];
     expect(home).to.include({ name: 'home', changed: true });
@@ -231,20 +232,20 @@ describe('docs/monitors.md: from kubectl apply of a PageMonitor to an alert in P
   it('5. shows the run with its diff picture, accepts it as the baseline, and after the next run the alert is gone', async () => {
     runs = shIndex(['runs.json', 'diffImageId']);
     const { stdout } = await run(runs);
-    expect(shape(stdout)).to.deep.equal(shape(outputAfter(runs)));
+    expect(shape(stdout)).to.deep.equal(shape(here(outputAfter(runs))));
     expect(JSON.parse(stdout)).to.deep.include({ outcome: 'changed' });
     const diff = PNG.sync.read(readFileSync(path.join(dataDir, 'diff.png')));
     expect([diff.width, diff.height]).to.deep.equal([1280, 720]);
 
     const accept = shIndex(['/baseline', 'runs.json']);
     const accepted = await run(accept);
-    expect(shape(accepted.stdout)).to.deep.equal(shape(outputAfter(accept)));
+    expect(shape(accepted.stdout)).to.deep.equal(shape(here(outputAfter(accept))));
     const changedRun = JSON.parse(readFileSync(path.join(dataDir, 'runs.json'), 'utf8'))[0];
     expect(JSON.parse(accepted.stdout)).to.deep.equal({ home: changedRun.pages[0].captureImageId });
 
     const rerun = shIndex(['reason=BaselineAccepted']);
     const events = await run(rerun);
-    expect(shape(events.stdout)).to.deep.equal(shape(outputAfter(rerun)));
+    expect(shape(events.stdout)).to.deep.equal(shape(here(outputAfter(rerun))));
     expect(events.stdout).to.include(`Page home: a new baseline was accepted (${changedRun.pages[0].captureImageId})`);
     const monitor = await resource();
     expect(monitor.status?.pages?.[0]).to.include({ changed: false, diffRatio: 0, baselineCaptureId: changedRun.pages[0].captureImageId });
@@ -257,6 +258,23 @@ describe('docs/monitors.md: from kubectl apply of a PageMonitor to an alert in P
       last = (await run(alerts)).stdout.trim();
     }
     expect(((await prometheus?.alerts()) ?? []).filter((alert) => alert.labels.alertname?.startsWith('ViewfinderMonitor'))).to.deep.equal([]);
+  });
+
+  it('6. deleting the PageMonitor deletes the monitor in the API with its runs and pictures', async () => {
+    const cleanUp = shIndex(['kubectl', 'delete pagemonitor/storefront']);
+    const { stdout } = await run(cleanUp);
+    expect(shape(stdout)).to.deep.equal(shape(here(outputAfter(cleanUp))));
+    const store = openSqliteStore({ dataDir });
+    try {
+      const [account] = await store.listAccounts();
+      expect(await store.listMonitors(account?.id as string)).to.deep.equal([]);
+      // The account's own key (accounts create makes one) stays; the ApiKey's is revoked.
+      expect((await store.listKeys(account?.id as string)).filter((key) => key.managedBy)).to.deep.equal([]);
+    } finally {
+      await store.close();
+    }
+    const images = path.join(dataDir, 'monitor-images');
+    expect(existsSync(images) ? readdirSync(images, { recursive: true }).filter((entry) => statSync(path.join(images, String(entry))).isFile()) : []).to.deep.equal([]);
   });
 });
 
