@@ -56,7 +56,13 @@ PROMETHEUS := $(or $(shell command -v prometheus 2>/dev/null),/usr/bin/prometheu
 DOC_CORPUS := /usr/share/doc/python3-doc/html/index.html /usr/share/doc/libjs-bootstrap5/examples/album/index.html /usr/share/javascript/bootstrap5/css/bootstrap.min.css
 # The PDF tests read every PDF the service makes with poppler's pdfinfo and pdftoppm (Debian's poppler-utils).
 PDFINFO := $(or $(shell command -v pdfinfo 2>/dev/null),/usr/bin/pdfinfo)
-test-deps: $(PROMETHEUS) $(DOC_CORPUS) $(PDFINFO) k8s-tools $(NODE_LEG_DEPS)
+# The docs' walk-throughs run their shell blocks as written (test/docs/): curl and jq.
+CURL := $(or $(shell command -v curl 2>/dev/null),/usr/bin/curl)
+JQ := $(or $(shell command -v jq 2>/dev/null),/usr/bin/jq)
+test-deps: $(PROMETHEUS) $(DOC_CORPUS) $(PDFINFO) $(CURL) $(JQ) k8s-tools $(NODE_LEG_DEPS)
+
+$(CURL) $(JQ):
+	./tools/install-system-deps.sh curl jq
 
 $(PROMETHEUS):
 	./tools/install-system-deps.sh prometheus

@@ -2,7 +2,7 @@
 # Installs the Debian packages Viewfinder needs at run time: Chromium, fonts that cover
 # Latin, CJK and emoji, and the filter lists shipped with uBlock Origin; plus any package named on
 # the command line (the Makefile's test-deps passes `prometheus`, for Prometheus and promtool, and
-# `poppler-utils`, for the PDF tests; image-deps passes `buildah debootstrap runc`, for make image
+# `poppler-utils`, for the PDF tests, and `curl jq`, for the docs' walk-throughs; image-deps passes `buildah debootstrap runc`, for make image
 # where no Docker engine runs).
 # It never downloads a browser of its own. It refuses to go on if apt would remove Node.js,
 # because some Debian packages (nodejs-doc, node-*) replace the machine's Node and npm.
