@@ -10,8 +10,8 @@ import { kubectl } from '../support/k8s-tools.ts';
 import {
   REAL_KUBECONFIG,
   Resources,
+  describeOnEachTarget,
   ready,
-  startFakeTarget,
   startHostedApi,
   startRealTarget,
   startTestOperator,
@@ -104,138 +104,133 @@ function monitorHelpers(ctx: MonitorContext) {
   return { get, condition, call, monitorOf, readyMonitor, notReady, runAndMirror, eventsOf };
 }
 
-const legs: Array<{ name: string; start: (() => Promise<KubeTarget>) | undefined }> = [
-  { name: 'the fake API server', start: () => startFakeTarget() },
-  { name: 'a real API server (KUBECONFIG)', start: REAL_KUBECONFIG ? startRealTarget : undefined },
-];
+describeOnEachTarget('PageMonitor controller', 120_000, (start) => {
+  const ctx = useMonitorOperator(start);
+  const { get, condition, call, monitorOf, readyMonitor, notReady, runAndMirror, eventsOf } = monitorHelpers(ctx);
+  const page = { name: 'offers', url: 'https://shop.example/offers' };
 
-for (const leg of legs) {
-  describe(`PageMonitor controller against ${leg.name}`, function () {
-    this.timeout(120_000);
-    const start = leg.start;
-    if (!start) {
-      it('is skipped: set KUBECONFIG (../shared/k8s/start.sh) to run the PageMonitor controller against a real API server', function () {
-        console.log('      (skipped: KUBECONFIG is not set, so there is no real API server; the fake API server leg ran)');
-        this.skip();
-      });
-      return;
-    }
-    const ctx = useMonitorOperator(start);
-    const { get, condition, call, monitorOf, readyMonitor, notReady, runAndMirror, eventsOf } = monitorHelpers(ctx);
-    const page = { name: 'offers', url: 'https://shop.example/offers' };
+  it('waits for the Site of spec.siteRef (SiteNotFound), refuses a URL the Site does not allow with the API\'s message, and is Ready once the Site allows it', async () => {
+    await ctx.kube.createPageMonitor('scoped', { siteRef: 'shop', schedule: '@daily', pages: [page] });
+    const missing = await notReady('scoped', 'SiteNotFound');
+    expect(missing.message).to.equal(`spec.siteRef: Site ${ctx.target.namespace}/shop does not exist or is not reconciled into the API yet`);
 
-    it('waits for the Site of spec.siteRef (SiteNotFound), refuses a URL the Site does not allow with the API\'s message, and is Ready once the Site allows it', async () => {
-      await ctx.kube.createPageMonitor('scoped', { siteRef: 'shop', schedule: '@daily', pages: [page] });
-      const missing = await notReady('scoped', 'SiteNotFound');
-      expect(missing.message).to.equal(`spec.siteRef: Site ${ctx.target.namespace}/shop does not exist or is not reconciled into the API yet`);
+    await ctx.kube.createSite('shop', { account: ctx.account.id, allowedDomains: ['other.example'] });
+    const refused = await notReady('scoped', 'InvalidSpec');
+    expect(refused.message).to.match(/^pages\[0\]\.url: shop\.example is not among the allowed domains of site site_/);
+    expect(await ctx.api.store.listMonitors(ctx.account.id), 'nothing half-made').to.deep.equal([]);
 
-      await ctx.kube.createSite('shop', { account: ctx.account.id, allowedDomains: ['other.example'] });
-      const refused = await notReady('scoped', 'InvalidSpec');
-      expect(refused.message).to.match(/^pages\[0\]\.url: shop\.example is not among the allowed domains of site site_/);
-      expect(await ctx.api.store.listMonitors(ctx.account.id), 'nothing half-made').to.deep.equal([]);
+    // Terminal until the spec or the Site changes: the status interval refreshes a Ready monitor
+    // (two of its runs reach its status) and leaves the refused one alone.
+    const notReadyCount = async () =>
+      (await ctx.running.operator.metrics.reconcileTotal.get()).values.find((value) => value.labels.kind === 'PageMonitor' && value.labels.result === 'not_ready')?.value ?? 0;
+    await ctx.kube.createPageMonitor('witness', { account: ctx.account.id, schedule: '@daily', pages: [page] });
+    await runAndMirror('witness');
+    const refusals = await notReadyCount();
+    await runAndMirror('witness');
+    expect(await notReadyCount(), 'no retry of the refused spec').to.equal(refusals);
+    expect(await ctx.api.store.listMonitors(ctx.account.id)).to.have.length(1);
 
-      await ctx.kube.patchSpec('Site', 'shop', { allowedDomains: ['other.example', 'shop.example'] });
-      const resource = await readyMonitor('scoped');
-      const site = (await ctx.kube.get<SiteResource>('Site', 'shop')) as SiteResource;
-      const monitor = await monitorOf('scoped');
-      expect(monitor).to.deep.include({ siteId: site.status?.siteId, accountId: ctx.account.id, schedule: '@daily' });
-      expect(resource.status).to.deep.include({ monitorId: monitor.id });
-      expect(condition(resource, 'Changed')).to.deep.include({ status: 'Unknown', reason: 'NotRunYet', observedGeneration: resource.metadata.generation });
-    });
-
-    it('reports AccountNotFound, with the way out, for a spec.account that names no account', async () => {
-      await ctx.kube.createPageMonitor('orphan', { account: 'acct_missing', schedule: '@daily', pages: [page] });
-      const found = await notReady('orphan', 'AccountNotFound');
-      expect(found.message).to.match(/^Account acct_missing does not exist in the store: create it with "viewfinder accounts create"/);
-    });
-
-    it('brings a change of spec, and suspend, to the API; nextRunTime goes while suspended', async () => {
-      await ctx.kube.createPageMonitor('nightly', { account: ctx.account.id, schedule: '0 6 * * *', compare: { threshold: 0.05 }, pages: [page] });
-      const first = await readyMonitor('nightly');
-      expect(new Date(first.status?.nextRunTime as string).getUTCHours()).to.equal(6);
-      expect((await monitorOf('nightly')).compare).to.deep.equal({ threshold: 0.05, baseline: 'accepted', pixelTolerance: 0.1 });
-
-      await ctx.kube.patchSpec('PageMonitor', 'nightly', { suspend: true, schedule: '0 7 * * *' });
-      const suspended = await waitFor('the suspended status', async () => {
-        const resource = await get('nightly');
-        return resource.status?.observedGeneration === resource.metadata.generation && ready(resource)?.status === 'True' && resource;
-      }, 400, 50);
-      expect(suspended.metadata.generation).to.be.greaterThan(first.metadata.generation);
-      expect(suspended.status?.nextRunTime).to.equal(undefined);
-      expect(ready(suspended)?.message).to.match(/^Monitor mon_\w+ is suspended$/);
-      expect(await monitorOf('nightly')).to.deep.include({ suspend: true, schedule: '0 7 * * *' });
-    });
-
-    it('never overwrites a monitor it does not own, and its own refuses edits through the management API (409)', async () => {
-      const own = await call('POST', '/api/monitors', { name: 'storefront', schedule: '0 5 * * *', pages: [page] });
-      expect(own.status, JSON.stringify(own.body)).to.equal(201);
-      await ctx.kube.createSite('shop', { account: ctx.account.id, allowedDomains: ['shop.example'] });
-      await ctx.kube.createPageMonitor('storefront', { siteRef: 'shop', schedule: '0 6 * * *', pages: [page] });
-      const resource = await readyMonitor('storefront');
-      const managed = await monitorOf('storefront');
-      expect(managed.id).to.not.equal(own.body.id);
-      expect(resource.status?.monitorId).to.equal(managed.id);
-      expect((await call('GET', `/api/monitors/${own.body.id as string}`)).body).to.deep.include({ schedule: '0 5 * * *', managedBy: null });
-
-      const edit = await call('PATCH', `/api/monitors/${managed.id}`, { schedule: '0 8 * * *' });
-      expect(edit.status).to.equal(409);
-      expect(edit.body.error).to.include(`(kubectl -n ${ctx.target.namespace} edit pagemonitors.viewfinder.dev storefront)`);
-      expect((await call('DELETE', `/api/monitors/${managed.id}`)).status).to.equal(409);
-
-      // spec.account is immutable (CEL), but a siteRef to another account's Site reaches the API: its 409
-      // becomes the condition, and the monitor stays as it was.
-      const other = await ctx.api.store.createAccount({ name: 'Other' });
-      await ctx.kube.createSite('elsewhere', { account: other.id, allowedDomains: ['shop.example'] });
-      await waitFor('Site elsewhere Ready', async () => ready(await ctx.kube.get<SiteResource>('Site', 'elsewhere'))?.status === 'True', 400, 50);
-      await ctx.kube.patchSpec('PageMonitor', 'storefront', { siteRef: 'elsewhere' });
-      const mismatch = await notReady('storefront', 'AccountMismatch');
-      expect(mismatch.message).to.match(/belongs to another account; spec\.account is immutable/);
-      expect(await ctx.api.store.getMonitor(managed.id)).to.deep.include({ accountId: ctx.account.id, siteId: managed.siteId, schedule: '0 6 * * *' });
-    });
-
-    it('records each event once: across an operator restart, and when the status that remembers the run was lost', async () => {
-      await ctx.kube.createPageMonitor('steady', { account: ctx.account.id, schedule: '@daily', pages: [page] });
-      const first = await runAndMirror('steady');
-      expect(first.run.pages[0]).to.deep.include({ outcome: 'baseline' });
-      expect(first.resource.status?.pages?.[0]).to.deep.include({ name: 'offers', changed: false, baselineCaptureId: first.run.pages[0]?.captureImageId });
-      expect(condition(first.resource, 'Changed')).to.deep.include({ status: 'False', reason: 'NoChange' });
-      const baselineEvents = await waitFor('the BaselineAccepted event', async () => {
-        const found = await eventsOf('steady', 'BaselineAccepted');
-        return found.length > 0 && found;
-      });
-      expect(baselineEvents).to.have.length(1);
-      expect(baselineEvents[0]).to.deep.include({ type: 'Normal', message: `Page offers: its first picture ${first.run.pages[0]?.captureImageId} is the baseline` });
-
-      // A new operator (a restart, or another leader) reconciles everything again from the status.
-      await ctx.running.stop();
-      ctx.running = await startTestOperator(ctx.target, { api: ctx.api, env: { MONITOR_STATUS_INTERVAL_SECONDS: '1' } });
-      const second = await runAndMirror('steady');
-      expect(second.run.pages[0]).to.deep.include({ outcome: 'unchanged', diffRatio: 0 });
-
-      // As if a leader recorded the events and died before the status: the events' names make them once.
-      await ctx.kube.patchStatus('PageMonitor', 'steady', { lastRunId: null, pages: [{ name: 'offers' }] });
-      await waitFor('the status mirrored again', async () => {
-        const resource = await get('steady');
-        return resource.status?.lastRunId === second.run.id && resource.status.pages?.[0]?.baselineCaptureId !== undefined;
-      }, 400, 50);
-      expect(await eventsOf('steady', 'BaselineAccepted')).to.have.length(1);
-      expect(await eventsOf('steady', 'PageChanged')).to.deep.equal([]);
-    });
-
-    it("deletes the API's monitor, its runs and its pictures with the resource (finalizer)", async () => {
-      await ctx.kube.createPageMonitor('gone', { account: ctx.account.id, schedule: '@daily', pages: [page] });
-      const { run } = await runAndMirror('gone');
-      const monitor = await monitorOf('gone');
-      const imageId = run.pages[0]?.captureImageId as string;
-      expect(await ctx.api.monitors?.images.get(imageId)).to.be.instanceOf(Buffer);
-      await ctx.kube.delete('PageMonitor', 'gone');
-      await waitFor('the resource to go', async () => (await ctx.kube.get('PageMonitor', 'gone')) === undefined, 400, 50);
-      expect(await ctx.api.store.getMonitor(monitor.id)).to.equal(null);
-      expect(await ctx.api.store.listMonitorRuns(monitor.id, 10)).to.deep.equal([]);
-      expect(await ctx.api.monitors?.images.get(imageId)).to.equal(null);
-    });
+    await ctx.kube.patchSpec('Site', 'shop', { allowedDomains: ['other.example', 'shop.example'] });
+    const resource = await readyMonitor('scoped');
+    const site = (await ctx.kube.get<SiteResource>('Site', 'shop')) as SiteResource;
+    const monitor = await monitorOf('scoped');
+    expect(monitor).to.deep.include({ siteId: site.status?.siteId, accountId: ctx.account.id, schedule: '@daily' });
+    expect(resource.status).to.deep.include({ monitorId: monitor.id });
+    expect(condition(resource, 'Changed')).to.deep.include({ status: 'Unknown', reason: 'NotRunYet', observedGeneration: resource.metadata.generation });
   });
-}
+
+  it('reports AccountNotFound, with the way out, for a spec.account that names no account', async () => {
+    await ctx.kube.createPageMonitor('orphan', { account: 'acct_missing', schedule: '@daily', pages: [page] });
+    const found = await notReady('orphan', 'AccountNotFound');
+    expect(found.message).to.match(/^Account acct_missing does not exist in the store: create it with "viewfinder accounts create"/);
+  });
+
+  it('brings a change of spec, and suspend, to the API; nextRunTime goes while suspended', async () => {
+    await ctx.kube.createPageMonitor('nightly', { account: ctx.account.id, schedule: '0 6 * * *', compare: { threshold: 0.05 }, pages: [page] });
+    const first = await readyMonitor('nightly');
+    expect(new Date(first.status?.nextRunTime as string).getUTCHours()).to.equal(6);
+    expect((await monitorOf('nightly')).compare).to.deep.equal({ threshold: 0.05, baseline: 'accepted', pixelTolerance: 0.1 });
+
+    await ctx.kube.patchSpec('PageMonitor', 'nightly', { suspend: true, schedule: '0 7 * * *' });
+    const suspended = await waitFor('the suspended status', async () => {
+      const resource = await get('nightly');
+      return resource.status?.observedGeneration === resource.metadata.generation && ready(resource)?.status === 'True' && resource;
+    }, 400, 50);
+    expect(suspended.metadata.generation).to.be.greaterThan(first.metadata.generation);
+    expect(suspended.status?.nextRunTime).to.equal(undefined);
+    expect(ready(suspended)?.message).to.match(/^Monitor mon_\w+ is suspended$/);
+    expect(await monitorOf('nightly')).to.deep.include({ suspend: true, schedule: '0 7 * * *' });
+  });
+
+  it('never overwrites a monitor it does not own, and its own refuses edits through the management API (409)', async () => {
+    const own = await call('POST', '/api/monitors', { name: 'storefront', schedule: '0 5 * * *', pages: [page] });
+    expect(own.status, JSON.stringify(own.body)).to.equal(201);
+    await ctx.kube.createSite('shop', { account: ctx.account.id, allowedDomains: ['shop.example'] });
+    await ctx.kube.createPageMonitor('storefront', { siteRef: 'shop', schedule: '0 6 * * *', pages: [page] });
+    const resource = await readyMonitor('storefront');
+    const managed = await monitorOf('storefront');
+    expect(managed.id).to.not.equal(own.body.id);
+    expect(resource.status?.monitorId).to.equal(managed.id);
+    expect((await call('GET', `/api/monitors/${own.body.id as string}`)).body).to.deep.include({ schedule: '0 5 * * *', managedBy: null });
+
+    const edit = await call('PATCH', `/api/monitors/${managed.id}`, { schedule: '0 8 * * *' });
+    expect(edit.status).to.equal(409);
+    expect(edit.body.error).to.include(`(kubectl -n ${ctx.target.namespace} edit pagemonitors.viewfinder.dev storefront)`);
+    expect((await call('DELETE', `/api/monitors/${managed.id}`)).status).to.equal(409);
+
+    // spec.account is immutable (CEL), but a siteRef to another account's Site reaches the API: its 409
+    // becomes the condition, and the monitor stays as it was.
+    const other = await ctx.api.store.createAccount({ name: 'Other' });
+    await ctx.kube.createSite('elsewhere', { account: other.id, allowedDomains: ['shop.example'] });
+    await waitFor('Site elsewhere Ready', async () => ready(await ctx.kube.get<SiteResource>('Site', 'elsewhere'))?.status === 'True', 400, 50);
+    await ctx.kube.patchSpec('PageMonitor', 'storefront', { siteRef: 'elsewhere' });
+    const mismatch = await notReady('storefront', 'AccountMismatch');
+    expect(mismatch.message).to.match(/belongs to another account; spec\.account is immutable/);
+    expect(await ctx.api.store.getMonitor(managed.id)).to.deep.include({ accountId: ctx.account.id, siteId: managed.siteId, schedule: '0 6 * * *' });
+  });
+
+  it('records each event once: across an operator restart, and when the status that remembers the run was lost', async () => {
+    await ctx.kube.createPageMonitor('steady', { account: ctx.account.id, schedule: '@daily', pages: [page] });
+    const first = await runAndMirror('steady');
+    expect(first.run.pages[0]).to.deep.include({ outcome: 'baseline' });
+    expect(first.resource.status?.pages?.[0]).to.deep.include({ name: 'offers', changed: false, baselineCaptureId: first.run.pages[0]?.captureImageId });
+    expect(condition(first.resource, 'Changed')).to.deep.include({ status: 'False', reason: 'NoChange' });
+    const baselineEvents = await waitFor('the BaselineAccepted event', async () => {
+      const found = await eventsOf('steady', 'BaselineAccepted');
+      return found.length > 0 && found;
+    });
+    expect(baselineEvents).to.have.length(1);
+    expect(baselineEvents[0]).to.deep.include({ type: 'Normal', message: `Page offers: its first picture ${first.run.pages[0]?.captureImageId} is the baseline` });
+
+    // A new operator (a restart, or another leader) reconciles everything again from the status.
+    await ctx.running.stop();
+    ctx.running = await startTestOperator(ctx.target, { api: ctx.api, env: { MONITOR_STATUS_INTERVAL_SECONDS: '1' } });
+    const second = await runAndMirror('steady');
+    expect(second.run.pages[0]).to.deep.include({ outcome: 'unchanged', diffRatio: 0 });
+
+    // As if a leader recorded the events and died before the status: the events' names make them once.
+    await ctx.kube.patchStatus('PageMonitor', 'steady', { lastRunId: null, pages: [{ name: 'offers' }] });
+    await waitFor('the status mirrored again', async () => {
+      const resource = await get('steady');
+      return resource.status?.lastRunId === second.run.id && resource.status.pages?.[0]?.baselineCaptureId !== undefined;
+    }, 400, 50);
+    expect(await eventsOf('steady', 'BaselineAccepted')).to.have.length(1);
+    expect(await eventsOf('steady', 'PageChanged')).to.deep.equal([]);
+  });
+
+  it("deletes the API's monitor, its runs and its pictures with the resource (finalizer)", async () => {
+    await ctx.kube.createPageMonitor('gone', { account: ctx.account.id, schedule: '@daily', pages: [page] });
+    const { run } = await runAndMirror('gone');
+    const monitor = await monitorOf('gone');
+    const imageId = run.pages[0]?.captureImageId as string;
+    expect(await ctx.api.monitors?.images.get(imageId)).to.be.instanceOf(Buffer);
+    await ctx.kube.delete('PageMonitor', 'gone');
+    await waitFor('the resource to go', async () => (await ctx.kube.get('PageMonitor', 'gone')) === undefined, 400, 50);
+    expect(await ctx.api.store.getMonitor(monitor.id)).to.equal(null);
+    expect(await ctx.api.store.listMonitorRuns(monitor.id, 10)).to.deep.equal([]);
+    expect(await ctx.api.monitors?.images.get(imageId)).to.equal(null);
+  });
+});
 
 describe('PageMonitor controller on a real API server, with real Chromium capturing pages that change', function () {
   this.timeout(300_000);

@@ -54,6 +54,31 @@ export async function startFakeTarget(options: { historyLimit?: number } = {}): 
   return { kubeConfig: fake.kubeConfig(), namespace: 'shop', fake, close: () => fake.close() };
 }
 
+/**
+ * Describes `title` once per target: the in-process fake always, the real API server when KUBECONFIG
+ * is set; without it, the real leg is one skipped test that says why.
+ */
+export function describeOnEachTarget(title: string, timeoutMs: number, body: (start: () => Promise<KubeTarget>) => void): void {
+  const legs: Array<{ name: string; start: (() => Promise<KubeTarget>) | undefined }> = [
+    { name: 'the fake API server', start: () => startFakeTarget() },
+    { name: 'a real cluster (KUBECONFIG)', start: REAL_KUBECONFIG ? startRealTarget : undefined },
+  ];
+  for (const leg of legs) {
+    describe(`${title} against ${leg.name}`, function () {
+      this.timeout(timeoutMs);
+      const start = leg.start;
+      if (!start) {
+        it(`is skipped: set KUBECONFIG (../shared/k8s/start.sh) to run "${title}" against a real cluster`, function () {
+          console.log('      (skipped: KUBECONFIG is not set, so there is no cluster to test against; the fake API server leg ran)');
+          this.skip();
+        });
+        return;
+      }
+      body(start);
+    });
+  }
+}
+
 export async function startRealTarget(): Promise<KubeTarget> {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromDefault();
