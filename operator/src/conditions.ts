@@ -23,11 +23,14 @@ export const REASONS = {
   ApiRefused: 'ApiRefused',
   /** A Kubernetes API call failed (other than a conflict, which is simply retried). */
   KubernetesApiError: 'KubernetesApiError',
-  // PageMonitor's Changed condition and events.
+  // A PageMonitor's Changed condition (True: PageChanged, False: NoChange, Unknown: NotRunYet) and its events.
+  /** A page of the last run differed from its baseline beyond the threshold (also the Warning event). */
   PageChanged: 'PageChanged',
   NoChange: 'NoChange',
   NotRunYet: 'NotRunYet',
+  /** A page of a run could not be captured or compared (Warning event). */
   RunFailed: 'RunFailed',
+  /** A page got a new baseline: its first picture, or one accepted in the API (Normal event). */
   BaselineAccepted: 'BaselineAccepted',
 } as const;
 
@@ -44,17 +47,14 @@ export interface ReadyState {
  * (True/False), so it says how long the resource has been in its current state.
  */
 export function withReady(conditions: readonly Condition[] | undefined, state: ReadyState, generation: number, now: Date): Condition[] {
-  const status = state.ready ? 'True' : 'False';
-  const previous = conditions?.find((condition) => condition.type === 'Ready');
-  const ready: Condition = {
-    type: 'Ready',
-    status,
-    reason: state.reason,
-    message: state.message,
-    lastTransitionTime: previous && previous.status === status ? previous.lastTransitionTime : now.toISOString(),
-    observedGeneration: generation,
-  };
-  return [...(conditions ?? []).filter((condition) => condition.type !== 'Ready'), ready];
+  return withCondition(conditions, { type: 'Ready', status: state.ready ? 'True' : 'False', reason: state.reason, message: state.message, observedGeneration: generation }, now);
+}
+
+/** The conditions with `next` set (replacing the one of its type); lastTransitionTime moves only when its status flips. */
+export function withCondition(conditions: readonly Condition[] | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: Date): Condition[] {
+  const previous = conditions?.find((condition) => condition.type === next.type);
+  const lastTransitionTime = previous && previous.status === next.status ? previous.lastTransitionTime : now.toISOString();
+  return [...(conditions ?? []).filter((condition) => condition.type !== next.type), { ...next, lastTransitionTime }];
 }
 
 export function readyCondition(conditions: readonly Condition[] | undefined): Condition | undefined {

@@ -5,7 +5,7 @@ import type { ApiClient } from './api/client.ts';
 import type { OperatorConfig } from './config.ts';
 import { reconcileApiKey } from './controllers/api-key.ts';
 import type { ControllerDeps } from './controllers/common.ts';
-import { reconcilePageMonitor } from './controllers/page-monitor.ts';
+import { isSteady, pageMonitorReconciler } from './controllers/page-monitor.ts';
 import { reconcileSite } from './controllers/site.ts';
 import { startHealthServer, type HealthServer } from './health.ts';
 import { KubeClient } from './k8s/client.ts';
@@ -16,7 +16,7 @@ import { createOperatorMetrics, type OperatorMetrics } from './metrics.ts';
 import { API_VERSION, MANAGED_BY_LABEL, OPERATOR_NAME, objectKey, type ApiKeyResource, type PageMonitorResource, type SiteResource } from './resources.ts';
 
 /**
- * The operator, wired: informers for Sites, ApiKeys and the Secrets it wrote feed one controller
+ * The operator, wired: informers for Sites, ApiKeys, PageMonitors and the Secrets it wrote feed one controller
  * per kind; leader election decides whether this replica's controllers run; the health server
  * reports. main.ts runs it against the real cluster, the tests against the fake API server.
  */
@@ -24,7 +24,7 @@ export interface Operator {
   port: number;
   metrics: OperatorMetrics;
   isLeader(): boolean;
-  /** Sites, ApiKeys, Secrets: one informer per kind and watched namespace. */
+  /** Sites, ApiKeys, PageMonitors, Secrets: one informer per kind and watched namespace. */
   informers: Array<Informer<SiteResource> | Informer<ApiKeyResource> | Informer<PageMonitorResource> | Informer<V1Secret>>;
   /** Stops; `release: false` leaves the Lease to expire, as a crash would. */
   stop(options?: { release?: boolean }): Promise<void>;
@@ -45,7 +45,8 @@ export async function startOperator({ config, kubeConfig, api, logger }: Operato
   const queue = { maxDelayMs: config.maxRetryDelayMs };
   const sites = new Controller({ kind: 'Site', reconcile: (ns, name) => reconcileSite(deps, ns, name), metrics, logger, queue });
   const apiKeys = new Controller({ kind: 'ApiKey', reconcile: (ns, name) => reconcileApiKey(deps, ns, name), metrics, logger, queue });
-  const monitors = new Controller({ kind: 'PageMonitor', reconcile: (ns, name) => reconcilePageMonitor(deps, ns, name), metrics, logger, queue });
+  const monitorReconciler = pageMonitorReconciler(deps);
+  const monitors = new Controller({ kind: 'PageMonitor', reconcile: (ns, name) => monitorReconciler.reconcile(ns, name), metrics, logger, queue });
 
   const namespaces: Array<string | undefined> = config.watchNamespaces.length === 0 ? [undefined] : config.watchNamespaces;
   const siteInformers: Informer<SiteResource>[] = [];
@@ -61,11 +62,16 @@ export async function startOperator({ config, kubeConfig, api, logger }: Operato
       }
     }
   };
-  /** A PageMonitor with a siteRef waits for its Site: reconciled again when the Site changes. */
+  /** A PageMonitor in full: its Site's id and domains are looked up again, the monitor PUT. */
+  const enqueueMonitorInFull = (monitor: PageMonitorResource) => {
+    monitorReconciler.requestFull(keyOf(monitor));
+    monitors.enqueue(keyOf(monitor));
+  };
+  /** A PageMonitor with a siteRef follows its Site (it waits for it; the Site's domains apply). */
   const enqueueMonitorsOf = (site: SiteResource) => {
     for (const informer of monitorInformers) {
       for (const monitor of informer.list()) {
-        if (monitor.metadata.namespace === site.metadata.namespace && monitor.spec.siteRef === site.metadata.name) monitors.enqueue(keyOf(monitor));
+        if (monitor.metadata.namespace === site.metadata.namespace && monitor.spec.siteRef === site.metadata.name) enqueueMonitorInFull(monitor);
       }
     }
   };
@@ -92,6 +98,7 @@ export async function startOperator({ config, kubeConfig, api, logger }: Operato
           },
           onDelete: (site) => {
             sites.enqueue(keyOf(site));
+            enqueueMonitorsOf(site);
             enqueueDependents(site);
           },
         },
@@ -112,7 +119,8 @@ export async function startOperator({ config, kubeConfig, api, logger }: Operato
         name: `PageMonitor ${namespace ?? '(all namespaces)'}`,
         list: () => kube.listResources<PageMonitorResource>('PageMonitor', namespace),
         watchPath: `/apis/${API_VERSION}${scope}/pagemonitors`,
-        handlers: { onUpsert: (monitor) => monitors.enqueue(keyOf(monitor)), onDelete: (monitor) => monitors.enqueue(keyOf(monitor)) },
+        // A change of the resource: in full unless it only touched the status (isSteady decides in the reconcile).
+        handlers: { onUpsert: (monitor) => monitors.enqueue(keyOf(monitor)), onDelete: (monitor) => monitors.enqueue(keyOf(monitor)), onResync: enqueueMonitorInFull },
       }),
     );
     secretInformers.push(
@@ -129,10 +137,11 @@ export async function startOperator({ config, kubeConfig, api, logger }: Operato
   }
   const informers = [...siteInformers, ...apiKeyInformers, ...monitorInformers, ...secretInformers];
   const controllers = [sites, apiKeys, monitors];
-  // The API runs monitors on its own schedule: their status follows it every interval.
+  // The API runs monitors on its own schedule: the status of each Ready one follows it every
+  // interval, with one GET of its monitor. The others wait for their retry or a change of spec or Site.
   let statusTimer: NodeJS.Timeout | undefined;
   const refreshMonitors = () => {
-    for (const informer of monitorInformers) for (const monitor of informer.list()) monitors.enqueue(keyOf(monitor));
+    for (const informer of monitorInformers) for (const monitor of informer.list()) if (isSteady(monitor)) monitors.enqueue(keyOf(monitor));
   };
   let synced = false;
 

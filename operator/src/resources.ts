@@ -101,6 +101,8 @@ export interface PageMonitorResource {
   status?: {
     monitorId?: string;
     observedGeneration?: number;
+    /** The run the status shows: its events are recorded once, even across restarts and leaders. */
+    lastRunId?: string;
     lastRunTime?: string;
     nextRunTime?: string;
     largestDiffRatio?: number;

@@ -108,7 +108,7 @@ describe('PageMonitor CRD', () => {
       ['darkMode', 'fullPage', 'hideSelectors', 'ignoreRegions', 'name', 'quality', 'reducedMotion', 'removeAds', 'selector', 'url', 'wait', 'waitForSelector'].sort(),
     );
     expect(Object.keys(schema.properties.status.properties).sort()).to.deep.equal(
-      ['conditions', 'largestDiffRatio', 'lastRunTime', 'monitorId', 'nextRunTime', 'observedGeneration', 'pages'].sort(),
+      ['conditions', 'largestDiffRatio', 'lastRunId', 'lastRunTime', 'monitorId', 'nextRunTime', 'observedGeneration', 'pages'].sort(),
     );
   });
 

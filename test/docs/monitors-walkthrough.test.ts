@@ -212,7 +212,7 @@ describe('docs/monitors.md: from kubectl apply of a PageMonitor to an alert in P
     expect(home?.regions?.[0]).to.deep.include({ left: 0, top: 48, width: 1280 });
     expect(monitor.status?.largestDiffRatio).to.equal(home?.diffRatio);
     expect(output).to.match(new RegExp(`\\sTrue\\s+${String(home?.diffRatio).replace('.', '\\.')}\\s`));
-    expect(output).to.include(`Page home changed: ${((home?.diffRatio as number) * 100).toFixed(2)} % of its pixels differ from the baseline (threshold 1.00 %)`);
+    expect(output).to.include(`Page home changed: ${((home?.diffRatio as number) * 100).toFixed(2)} % of its pixels differ from the baseline (threshold 1.00 %), run ${monitor.status?.lastRunId}`);
   });
 
   it('4. Prometheus, with the chart\'s rules and scraping as its ServiceMonitor does, fires ViewfinderMonitorPageChanged for the page', async () => {
@@ -246,7 +246,7 @@ describe('docs/monitors.md: from kubectl apply of a PageMonitor to an alert in P
     const rerun = shIndex(['reason=BaselineAccepted']);
     const events = await run(rerun);
     expect(shape(events.stdout)).to.deep.equal(shape(here(outputAfter(rerun))));
-    expect(events.stdout).to.include(`Page home: a new baseline was accepted (${changedRun.pages[0].captureImageId})`);
+    expect(events.stdout).to.include(`Page home: picture ${changedRun.pages[0].captureImageId} was accepted as the new baseline`);
     const monitor = await resource();
     expect(monitor.status?.pages?.[0]).to.include({ changed: false, diffRatio: 0, baselineCaptureId: changedRun.pages[0].captureImageId });
 

@@ -3,295 +3,276 @@ import { hashApiKey } from '../../lib/api-keys.ts';
 import { capturedLogger } from '../support/captured-logger.ts';
 import type { ApiKeyResource, SiteResource } from '../../operator/src/resources.ts';
 import {
-  REAL_KUBECONFIG,
   Resources,
+  describeOnEachTarget,
   ready,
   startFakeTarget,
   startHostedApi,
-  startRealTarget,
   startTestOperator,
   useOperator,
   waitFor,
-  type KubeTarget,
 } from './support.ts';
 
 /**
  * The whole operator (startOperator, as main.ts wires it) against an API server through
  * @kubernetes/client-node over HTTP: the in-process fake always, a real cluster when KUBECONFIG is set.
  */
-const legs: Array<{ name: string; start: (() => Promise<KubeTarget>) | undefined }> = [
-  { name: 'the fake API server', start: () => startFakeTarget() },
-  { name: 'a real cluster (KUBECONFIG)', start: REAL_KUBECONFIG ? startRealTarget : undefined },
-];
+describeOnEachTarget('operator', 60_000, (start) => {
+  const ctx = useOperator(start);
 
-for (const leg of legs) {
-  describe(`operator against ${leg.name}`, function () {
-    this.timeout(60_000);
-    const start = leg.start;
-    if (!start) {
-      it('is skipped: set KUBECONFIG to run the integration suite against a real cluster', function () {
-        console.log('      (skipped: KUBECONFIG is not set, so there is no cluster to test against; the fake API server leg ran)');
-        this.skip();
-      });
-      return;
-    }
+  const readySite = (name: string) =>
+    waitFor(`Site ${name} Ready`, async () => {
+      const site = await ctx.kube.get<SiteResource>('Site', name);
+      return ready(site)?.status === 'True' && site?.status?.observedGeneration === site?.metadata.generation ? site : undefined;
+    });
+  const readyKey = (name: string) =>
+    waitFor(`ApiKey ${name} Ready`, async () => {
+      const key = await ctx.kube.get<ApiKeyResource>('ApiKey', name);
+      return ready(key)?.status === 'True' && key?.status?.observedGeneration === key?.metadata.generation ? key : undefined;
+    });
+  const notReady = (kind: 'Site' | 'ApiKey', name: string, reason: string) =>
+    waitFor(`${kind} ${name} Ready=False ${reason}`, async () => {
+      const resource = await ctx.kube.get<SiteResource | ApiKeyResource>(kind, name);
+      const condition = ready(resource);
+      return condition?.status === 'False' && condition.reason === reason ? condition : undefined;
+    });
 
-    const ctx = useOperator(start);
+  describe('Sites', () => {
+    it('reconciles a Site into the store, owned by it, and reports Ready with its siteId', async () => {
+      await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com', '*.Example.ORG'] });
+      const site = await readySite('storefront');
+      const stored = await ctx.running.store.getSite(site.status?.siteId as string);
+      expect(stored?.allowedDomains).to.deep.equal(['example.com', 'example.org']);
+      expect(stored?.managedBy).to.deep.equal({ kind: 'Site', namespace: ctx.target.namespace, name: 'storefront', uid: site.metadata.uid });
+      expect(site.metadata.finalizers).to.include('viewfinder.dev/cleanup');
+      expect(ready(site)?.reason).to.equal('Reconciled');
+    });
 
-    const readySite = (name: string) =>
-      waitFor(`Site ${name} Ready`, async () => {
-        const site = await ctx.kube.get<SiteResource>('Site', name);
-        return ready(site)?.status === 'True' && site?.status?.observedGeneration === site?.metadata.generation ? site : undefined;
-      });
-    const readyKey = (name: string) =>
-      waitFor(`ApiKey ${name} Ready`, async () => {
-        const key = await ctx.kube.get<ApiKeyResource>('ApiKey', name);
-        return ready(key)?.status === 'True' && key?.status?.observedGeneration === key?.metadata.generation ? key : undefined;
-      });
-    const notReady = (kind: 'Site' | 'ApiKey', name: string, reason: string) =>
-      waitFor(`${kind} ${name} Ready=False ${reason}`, async () => {
-        const resource = await ctx.kube.get<SiteResource | ApiKeyResource>(kind, name);
-        const condition = ready(resource);
-        return condition?.status === 'False' && condition.reason === reason ? condition : undefined;
-      });
-
-    describe('Sites', () => {
-      it('reconciles a Site into the store, owned by it, and reports Ready with its siteId', async () => {
-        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com', '*.Example.ORG'] });
-        const site = await readySite('storefront');
+    it('brings a change to allowedDomains into the store', async () => {
+      await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
+      const site = await readySite('storefront');
+      await ctx.kube.patchSpec('Site', 'storefront', { allowedDomains: ['shop.example.net'] });
+      await waitFor('the new domains in the store', async () => {
         const stored = await ctx.running.store.getSite(site.status?.siteId as string);
-        expect(stored?.allowedDomains).to.deep.equal(['example.com', 'example.org']);
-        expect(stored?.managedBy).to.deep.equal({ kind: 'Site', namespace: ctx.target.namespace, name: 'storefront', uid: site.metadata.uid });
-        expect(site.metadata.finalizers).to.include('viewfinder.dev/cleanup');
-        expect(ready(site)?.reason).to.equal('Reconciled');
+        return stored?.allowedDomains.join() === 'shop.example.net' ? stored : undefined;
       });
-
-      it('brings a change to allowedDomains into the store', async () => {
-        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
-        const site = await readySite('storefront');
-        await ctx.kube.patchSpec('Site', 'storefront', { allowedDomains: ['shop.example.net'] });
-        await waitFor('the new domains in the store', async () => {
-          const stored = await ctx.running.store.getSite(site.status?.siteId as string);
-          return stored?.allowedDomains.join() === 'shop.example.net' ? stored : undefined;
-        });
-        const updated = await readySite('storefront');
-        expect(updated.metadata.generation).to.equal(2);
-        expect(updated.status?.siteId).to.equal(site.status?.siteId);
-      });
-
-      it('reports AccountNotFound, with a Warning event, when spec.account is not in the store', async () => {
-        await ctx.kube.createSite('orphan', { account: 'acct_000000000000000000000000', allowedDomains: [] });
-        const condition = await notReady('Site', 'orphan', 'AccountNotFound');
-        expect(condition.message).to.include('acct_000000000000000000000000').and.include('viewfinder accounts create');
-        await waitFor('the Warning event', async () => (await ctx.kube.events()).find((event) => event.reason === 'AccountNotFound' && event.type === 'Warning'));
-        expect(await ctx.running.store.findSiteByManagedBy({ kind: 'Site', namespace: ctx.target.namespace, name: 'orphan' })).to.equal(null);
-      });
-
-      it('deletes the store site when the Site is deleted, then lets the Site go', async () => {
-        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: [] });
-        const site = await readySite('storefront');
-        await ctx.kube.delete('Site', 'storefront');
-        await waitFor('the Site to be gone', async () => (await ctx.kube.get('Site', 'storefront')) === undefined);
-        expect(await ctx.running.store.getSite(site.status?.siteId as string)).to.equal(null);
-      });
-
-      it('reports ApiUnavailable while the API cannot be reached, and /readyz says so; Ready once it is back, with one site', async () => {
-        const readyz = `http://127.0.0.1:${ctx.running.operator.port}/readyz`;
-        await ctx.running.api.stop();
-        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
-        const condition = await notReady('Site', 'storefront', 'ApiUnavailable');
-        expect(condition.message).to.match(/^The API at http:\/\/127\.0\.0\.1:\d+ cannot be reached: ECONNREFUSED/);
-        await waitFor('the Warning event', async () => (await ctx.kube.events()).find((event) => event.reason === 'ApiUnavailable' && event.type === 'Warning'));
-        const unready = await fetch(readyz);
-        expect(unready.status).to.equal(503);
-        expect(await unready.json()).to.include({ success: false, reason: 'ApiUnavailable' });
-        await ctx.running.api.start();
-        const site = await readySite('storefront');
-        expect((await ctx.running.store.listSites(ctx.account.id)).map((stored) => stored.id)).to.deep.equal([site.status?.siteId]);
-        expect((await fetch(readyz)).status).to.equal(200);
-      });
+      const updated = await readySite('storefront');
+      expect(updated.metadata.generation).to.equal(2);
+      expect(updated.status?.siteId).to.equal(site.status?.siteId);
     });
 
-    describe('ApiKeys', () => {
-      it('issues a key into a Secret owned by the ApiKey; the key is the store key, and status names it without the secret', async () => {
-        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
-        await readySite('storefront');
-        await ctx.kube.createApiKey('widget', { account: ctx.account.id, siteRef: 'storefront', restrictDomains: true });
-        const resource = await readyKey('widget');
-        const secret = await ctx.kube.secret('widget');
-        const plaintext = await ctx.kube.secretKey('widget');
-        expect(plaintext).to.match(/^vf_[A-Za-z0-9_-]{43}$/);
-        const stored = await ctx.running.store.findKeyByHash(hashApiKey(plaintext as string));
-        expect(stored).to.include({ id: resource.status?.keyId, kind: 'site', restrictDomains: true, prefix: resource.status?.prefix });
-        expect(stored?.managedBy).to.deep.equal({ kind: 'ApiKey', namespace: ctx.target.namespace, name: 'widget', uid: resource.metadata.uid });
-        expect(secret?.metadata?.ownerReferences).to.deep.equal([
-          { apiVersion: 'viewfinder.dev/v1alpha1', kind: 'ApiKey', name: 'widget', uid: resource.metadata.uid, controller: true, blockOwnerDeletion: true },
-        ]);
-        expect(resource.status).to.include({ secretName: 'widget' });
-        expect(resource.status?.lastRotatedAt).to.be.a('string');
-        expect(JSON.stringify(resource)).not.to.include(plaintext);
-        // The key's signing secret sits beside it, as the API holds it (issue 22's render links and webhooks).
-        const signingSecret = await ctx.kube.secretField('widget', 'signingSecret');
-        expect(signingSecret).to.be.a('string').and.have.length.greaterThan(20);
-        expect(await ctx.running.store.getSigningSecret(resource.status?.keyId as string)).to.equal(signingSecret);
-        expect(JSON.stringify(resource)).not.to.include(signingSecret);
-        const events = await ctx.kube.events();
-        expect(events.some((event) => event.reason === 'KeyIssued')).to.equal(true);
-        expect(JSON.stringify(events)).not.to.include(plaintext);
-        expect(JSON.stringify(events)).not.to.include(signingSecret);
-      });
-
-      it('writes the Secret under spec.secretName, and a key without siteRef is full-access', async () => {
-        await ctx.kube.createApiKey('admin', { account: ctx.account.id, secretName: 'viewfinder-admin-key' });
-        const resource = await readyKey('admin');
-        expect(resource.status?.secretName).to.equal('viewfinder-admin-key');
-        expect(await ctx.kube.secret('admin')).to.equal(undefined);
-        const stored = await ctx.running.store.findKeyByHash(hashApiKey((await ctx.kube.secretKey('viewfinder-admin-key')) as string));
-        expect(stored).to.include({ kind: 'full', siteId: null });
-      });
-
-      it('replaces the key and the Secret when rotation is raised; the old key stops working', async () => {
-        await ctx.kube.createApiKey('widget', { account: ctx.account.id });
-        const before = await readyKey('widget');
-        const oldKey = (await ctx.kube.secretKey('widget')) as string;
-        const oldSigningSecret = await ctx.kube.secretField('widget', 'signingSecret');
-        await ctx.kube.patchSpec('ApiKey', 'widget', { rotation: 1 });
-        const newKey = await waitFor('a new key in the Secret', async () => {
-          const current = await ctx.kube.secretKey('widget');
-          return current !== oldKey ? current : undefined;
-        });
-        const after = await readyKey('widget');
-        expect(after.status?.keyId).to.equal(before.status?.keyId);
-        expect(after.status?.prefix).to.equal((newKey as string).slice(0, 11));
-        expect(await ctx.running.store.findKeyByHash(hashApiKey(oldKey))).to.equal(null);
-        expect((await ctx.running.store.findKeyByHash(hashApiKey(newKey as string)))?.id).to.equal(before.status?.keyId);
-        expect((await ctx.kube.secret('widget'))?.metadata?.annotations?.['viewfinder.dev/rotation']).to.equal('1');
-        const newSigningSecret = await ctx.kube.secretField('widget', 'signingSecret');
-        expect(newSigningSecret).to.be.a('string').and.not.equal(oldSigningSecret);
-        expect(await ctx.running.store.getSigningSecret(before.status?.keyId as string)).to.equal(newSigningSecret);
-        await waitFor('the KeyRotated event', async () => (await ctx.kube.events()).find((event) => event.reason === 'KeyRotated'));
-      });
-
-      it('makes an ApiKey whose Site does not exist yet Ready once the Site appears', async () => {
-        await ctx.kube.createApiKey('widget', { account: ctx.account.id, siteRef: 'later' });
-        const condition = await notReady('ApiKey', 'widget', 'SiteNotFound');
-        expect(condition.message).to.include('later');
-        await ctx.kube.createSite('later', { account: ctx.account.id, allowedDomains: [] });
-        const site = await readySite('later');
-        const resource = await readyKey('widget');
-        expect((await ctx.running.store.getKey(resource.status?.keyId as string))?.siteId).to.equal(site.status?.siteId);
-      });
-
-      it('revokes the key when the ApiKey is deleted, and its Secret is garbage-collected', async () => {
-        await ctx.kube.createApiKey('widget', { account: ctx.account.id });
-        const resource = await readyKey('widget');
-        const plaintext = (await ctx.kube.secretKey('widget')) as string;
-        await ctx.kube.delete('ApiKey', 'widget');
-        await waitFor('the ApiKey to be gone', async () => (await ctx.kube.get('ApiKey', 'widget')) === undefined);
-        expect(await ctx.running.store.getKey(resource.status?.keyId as string)).to.equal(null);
-        expect(await ctx.running.store.findKeyByHash(hashApiKey(plaintext))).to.equal(null);
-        await waitFor('the Secret to be collected', async () => (await ctx.kube.secret('widget')) === undefined);
-      });
-
-      it('regenerates the key and writes a new Secret when the Secret is deleted (the plaintext is gone)', async () => {
-        await ctx.kube.createApiKey('widget', { account: ctx.account.id });
-        await readyKey('widget');
-        const oldKey = (await ctx.kube.secretKey('widget')) as string;
-        await ctx.kube.deleteSecret('widget');
-        const newKey = await waitFor('a new Secret', async () => {
-          const current = await ctx.kube.secretKey('widget');
-          return current !== undefined && current !== oldKey ? current : undefined;
-        });
-        expect(await ctx.running.store.findKeyByHash(hashApiKey(oldKey))).to.equal(null);
-        expect(await ctx.running.store.findKeyByHash(hashApiKey(newKey))).not.to.equal(null);
-        await waitFor('the SecretRecreated warning', async () => (await ctx.kube.events()).find((event) => event.reason === 'SecretRecreated' && event.type === 'Warning'));
-      });
-
-      it('never overwrites a Secret it does not own: SecretConflict, and no key is issued', async () => {
-        await ctx.kube.createSecret('taken', { password: 'hunter2' });
-        await ctx.kube.createApiKey('widget', { account: ctx.account.id, secretName: 'taken' });
-        await notReady('ApiKey', 'widget', 'SecretConflict');
-        expect(Buffer.from((await ctx.kube.secret('taken'))?.data?.password ?? '', 'base64').toString()).to.equal('hunter2');
-        expect(await ctx.running.store.findKeyByManagedBy({ kind: 'ApiKey', namespace: ctx.target.namespace, name: 'widget' })).to.equal(null);
-      });
-
-      it('changes nothing when a restarted operator reconciles the same resources again', async () => {
-        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
-        await readySite('storefront');
-        await ctx.kube.createApiKey('widget', { account: ctx.account.id, siteRef: 'storefront' });
-        const before = await readyKey('widget');
-        const secretBefore = await ctx.kube.secret('widget');
-        // Only the operator stops: the restarted one reconciles through the same API.
-        const { api } = ctx.running;
-        await ctx.running.operator.stop();
-        const restarted = await startTestOperator(ctx.target, { api });
-        try {
-          await waitFor('the restarted operator to reconcile', async () => {
-            const text = await restarted.operator.metrics.registry.getSingleMetricAsString('viewfinder_operator_reconcile_total');
-            return /kind="ApiKey",result="success"} [1-9]/.test(text) && /kind="Site",result="success"} [1-9]/.test(text);
-          });
-          const after = await ctx.kube.get<ApiKeyResource>('ApiKey', 'widget');
-          expect(after?.metadata.resourceVersion).to.equal(before.metadata.resourceVersion);
-          expect((await ctx.kube.secret('widget'))?.metadata?.resourceVersion).to.equal(secretBefore?.metadata?.resourceVersion);
-        } finally {
-          await restarted.stop();
-          await api.close();
-          ctx.running = await startTestOperator(ctx.target);
-        }
-      });
+    it('reports AccountNotFound, with a Warning event, when spec.account is not in the store', async () => {
+      await ctx.kube.createSite('orphan', { account: 'acct_000000000000000000000000', allowedDomains: [] });
+      const condition = await notReady('Site', 'orphan', 'AccountNotFound');
+      expect(condition.message).to.include('acct_000000000000000000000000').and.include('viewfinder accounts create');
+      await waitFor('the Warning event', async () => (await ctx.kube.events()).find((event) => event.reason === 'AccountNotFound' && event.type === 'Warning'));
+      expect(await ctx.running.store.findSiteByManagedBy({ kind: 'Site', namespace: ctx.target.namespace, name: 'orphan' })).to.equal(null);
     });
 
-    describe('two replicas', () => {
-      it('elects one leader; only it reconciles; when it dies the other takes over', async () => {
-        const lease = { LEASE_NAME: 'viewfinder-operator-pair' };
-        await ctx.running.stop();
-        // Both replicas reconcile through one API.
-        const api = await startHostedApi(ctx.target);
-        const first = await startTestOperator(ctx.target, { env: lease, api });
-        await waitFor('the first replica to lead', () => first.operator.isLeader());
-        const second = await startTestOperator(ctx.target, { env: lease, api });
-        ctx.running = second;
-        try {
-          ctx.account = await first.store.createAccount({ name: 'Acme' });
-          await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: [] });
-          await readySite('storefront');
-          expect(second.operator.isLeader()).to.equal(false);
-          const followerWork = await second.operator.metrics.registry.getSingleMetricAsString('viewfinder_operator_reconcile_total');
-          expect(followerWork).not.to.match(/result="success"} [1-9]/);
-
-          // A crash: the Lease is not released, so the follower must wait for it to expire.
-          await first.stop({ release: false });
-          await waitFor('the second replica to lead', () => second.operator.isLeader(), 400);
-          await ctx.kube.createSite('checkout', { account: ctx.account.id, allowedDomains: [] });
-          await readySite('checkout');
-        } finally {
-          await first.stop().catch(() => {});
-          await second.stop();
-          await api.close();
-          ctx.running = await startTestOperator(ctx.target);
-        }
-      });
+    it('deletes the store site when the Site is deleted, then lets the Site go', async () => {
+      await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: [] });
+      const site = await readySite('storefront');
+      await ctx.kube.delete('Site', 'storefront');
+      await waitFor('the Site to be gone', async () => (await ctx.kube.get('Site', 'storefront')) === undefined);
+      expect(await ctx.running.store.getSite(site.status?.siteId as string)).to.equal(null);
     });
 
-    describe('probes and metrics', () => {
-      it('serves /healthz, /readyz and /metrics with the reconcile counters, durations and queue depth, and no object names', async () => {
-        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: [] });
-        await readySite('storefront');
-        const base = `http://127.0.0.1:${ctx.running.operator.port}`;
-        expect((await fetch(`${base}/healthz`)).status).to.equal(200);
-        const readiness = await fetch(`${base}/readyz`);
-        expect(readiness.status).to.equal(200);
-        expect(await readiness.json()).to.deep.equal({ status: 'ready', leader: true });
-        const metrics = await (await fetch(`${base}/metrics`)).text();
-        expect(metrics).to.match(/viewfinder_operator_reconcile_total\{kind="Site",result="success"\} [1-9]/);
-        expect(metrics).to.include('viewfinder_operator_reconcile_duration_seconds_bucket{le="0.005",kind="Site"}');
-        expect(metrics).to.include('viewfinder_operator_queue_depth{kind="Site"}');
-        expect(metrics).not.to.include('storefront');
-        expect(metrics).not.to.include(ctx.target.namespace);
-      });
+    it('reports ApiUnavailable while the API cannot be reached, and /readyz says so; Ready once it is back, with one site', async () => {
+      const readyz = `http://127.0.0.1:${ctx.running.operator.port}/readyz`;
+      await ctx.running.api.stop();
+      await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
+      const condition = await notReady('Site', 'storefront', 'ApiUnavailable');
+      expect(condition.message).to.match(/^The API at http:\/\/127\.0\.0\.1:\d+ cannot be reached: ECONNREFUSED/);
+      await waitFor('the Warning event', async () => (await ctx.kube.events()).find((event) => event.reason === 'ApiUnavailable' && event.type === 'Warning'));
+      const unready = await fetch(readyz);
+      expect(unready.status).to.equal(503);
+      expect(await unready.json()).to.include({ success: false, reason: 'ApiUnavailable' });
+      await ctx.running.api.start();
+      const site = await readySite('storefront');
+      expect((await ctx.running.store.listSites(ctx.account.id)).map((stored) => stored.id)).to.deep.equal([site.status?.siteId]);
+      expect((await fetch(readyz)).status).to.equal(200);
     });
   });
-}
+
+  describe('ApiKeys', () => {
+    it('issues a key into a Secret owned by the ApiKey; the key is the store key, and status names it without the secret', async () => {
+      await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
+      await readySite('storefront');
+      await ctx.kube.createApiKey('widget', { account: ctx.account.id, siteRef: 'storefront', restrictDomains: true });
+      const resource = await readyKey('widget');
+      const secret = await ctx.kube.secret('widget');
+      const plaintext = await ctx.kube.secretKey('widget');
+      expect(plaintext).to.match(/^vf_[A-Za-z0-9_-]{43}$/);
+      const stored = await ctx.running.store.findKeyByHash(hashApiKey(plaintext as string));
+      expect(stored).to.include({ id: resource.status?.keyId, kind: 'site', restrictDomains: true, prefix: resource.status?.prefix });
+      expect(stored?.managedBy).to.deep.equal({ kind: 'ApiKey', namespace: ctx.target.namespace, name: 'widget', uid: resource.metadata.uid });
+      expect(secret?.metadata?.ownerReferences).to.deep.equal([
+        { apiVersion: 'viewfinder.dev/v1alpha1', kind: 'ApiKey', name: 'widget', uid: resource.metadata.uid, controller: true, blockOwnerDeletion: true },
+      ]);
+      expect(resource.status).to.include({ secretName: 'widget' });
+      expect(resource.status?.lastRotatedAt).to.be.a('string');
+      expect(JSON.stringify(resource)).not.to.include(plaintext);
+      // The key's signing secret sits beside it, as the API holds it (issue 22's render links and webhooks).
+      const signingSecret = await ctx.kube.secretField('widget', 'signingSecret');
+      expect(signingSecret).to.be.a('string').and.have.length.greaterThan(20);
+      expect(await ctx.running.store.getSigningSecret(resource.status?.keyId as string)).to.equal(signingSecret);
+      expect(JSON.stringify(resource)).not.to.include(signingSecret);
+      const events = await ctx.kube.events();
+      expect(events.some((event) => event.reason === 'KeyIssued')).to.equal(true);
+      expect(JSON.stringify(events)).not.to.include(plaintext);
+      expect(JSON.stringify(events)).not.to.include(signingSecret);
+    });
+
+    it('writes the Secret under spec.secretName, and a key without siteRef is full-access', async () => {
+      await ctx.kube.createApiKey('admin', { account: ctx.account.id, secretName: 'viewfinder-admin-key' });
+      const resource = await readyKey('admin');
+      expect(resource.status?.secretName).to.equal('viewfinder-admin-key');
+      expect(await ctx.kube.secret('admin')).to.equal(undefined);
+      const stored = await ctx.running.store.findKeyByHash(hashApiKey((await ctx.kube.secretKey('viewfinder-admin-key')) as string));
+      expect(stored).to.include({ kind: 'full', siteId: null });
+    });
+
+    it('replaces the key and the Secret when rotation is raised; the old key stops working', async () => {
+      await ctx.kube.createApiKey('widget', { account: ctx.account.id });
+      const before = await readyKey('widget');
+      const oldKey = (await ctx.kube.secretKey('widget')) as string;
+      const oldSigningSecret = await ctx.kube.secretField('widget', 'signingSecret');
+      await ctx.kube.patchSpec('ApiKey', 'widget', { rotation: 1 });
+      const newKey = await waitFor('a new key in the Secret', async () => {
+        const current = await ctx.kube.secretKey('widget');
+        return current !== oldKey ? current : undefined;
+      });
+      const after = await readyKey('widget');
+      expect(after.status?.keyId).to.equal(before.status?.keyId);
+      expect(after.status?.prefix).to.equal((newKey as string).slice(0, 11));
+      expect(await ctx.running.store.findKeyByHash(hashApiKey(oldKey))).to.equal(null);
+      expect((await ctx.running.store.findKeyByHash(hashApiKey(newKey as string)))?.id).to.equal(before.status?.keyId);
+      expect((await ctx.kube.secret('widget'))?.metadata?.annotations?.['viewfinder.dev/rotation']).to.equal('1');
+      const newSigningSecret = await ctx.kube.secretField('widget', 'signingSecret');
+      expect(newSigningSecret).to.be.a('string').and.not.equal(oldSigningSecret);
+      expect(await ctx.running.store.getSigningSecret(before.status?.keyId as string)).to.equal(newSigningSecret);
+      await waitFor('the KeyRotated event', async () => (await ctx.kube.events()).find((event) => event.reason === 'KeyRotated'));
+    });
+
+    it('makes an ApiKey whose Site does not exist yet Ready once the Site appears', async () => {
+      await ctx.kube.createApiKey('widget', { account: ctx.account.id, siteRef: 'later' });
+      const condition = await notReady('ApiKey', 'widget', 'SiteNotFound');
+      expect(condition.message).to.include('later');
+      await ctx.kube.createSite('later', { account: ctx.account.id, allowedDomains: [] });
+      const site = await readySite('later');
+      const resource = await readyKey('widget');
+      expect((await ctx.running.store.getKey(resource.status?.keyId as string))?.siteId).to.equal(site.status?.siteId);
+    });
+
+    it('revokes the key when the ApiKey is deleted, and its Secret is garbage-collected', async () => {
+      await ctx.kube.createApiKey('widget', { account: ctx.account.id });
+      const resource = await readyKey('widget');
+      const plaintext = (await ctx.kube.secretKey('widget')) as string;
+      await ctx.kube.delete('ApiKey', 'widget');
+      await waitFor('the ApiKey to be gone', async () => (await ctx.kube.get('ApiKey', 'widget')) === undefined);
+      expect(await ctx.running.store.getKey(resource.status?.keyId as string)).to.equal(null);
+      expect(await ctx.running.store.findKeyByHash(hashApiKey(plaintext))).to.equal(null);
+      await waitFor('the Secret to be collected', async () => (await ctx.kube.secret('widget')) === undefined);
+    });
+
+    it('regenerates the key and writes a new Secret when the Secret is deleted (the plaintext is gone)', async () => {
+      await ctx.kube.createApiKey('widget', { account: ctx.account.id });
+      await readyKey('widget');
+      const oldKey = (await ctx.kube.secretKey('widget')) as string;
+      await ctx.kube.deleteSecret('widget');
+      const newKey = await waitFor('a new Secret', async () => {
+        const current = await ctx.kube.secretKey('widget');
+        return current !== undefined && current !== oldKey ? current : undefined;
+      });
+      expect(await ctx.running.store.findKeyByHash(hashApiKey(oldKey))).to.equal(null);
+      expect(await ctx.running.store.findKeyByHash(hashApiKey(newKey))).not.to.equal(null);
+      await waitFor('the SecretRecreated warning', async () => (await ctx.kube.events()).find((event) => event.reason === 'SecretRecreated' && event.type === 'Warning'));
+    });
+
+    it('never overwrites a Secret it does not own: SecretConflict, and no key is issued', async () => {
+      await ctx.kube.createSecret('taken', { password: 'hunter2' });
+      await ctx.kube.createApiKey('widget', { account: ctx.account.id, secretName: 'taken' });
+      await notReady('ApiKey', 'widget', 'SecretConflict');
+      expect(Buffer.from((await ctx.kube.secret('taken'))?.data?.password ?? '', 'base64').toString()).to.equal('hunter2');
+      expect(await ctx.running.store.findKeyByManagedBy({ kind: 'ApiKey', namespace: ctx.target.namespace, name: 'widget' })).to.equal(null);
+    });
+
+    it('changes nothing when a restarted operator reconciles the same resources again', async () => {
+      await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
+      await readySite('storefront');
+      await ctx.kube.createApiKey('widget', { account: ctx.account.id, siteRef: 'storefront' });
+      const before = await readyKey('widget');
+      const secretBefore = await ctx.kube.secret('widget');
+      // Only the operator stops: the restarted one reconciles through the same API.
+      const { api } = ctx.running;
+      await ctx.running.operator.stop();
+      const restarted = await startTestOperator(ctx.target, { api });
+      try {
+        await waitFor('the restarted operator to reconcile', async () => {
+          const text = await restarted.operator.metrics.registry.getSingleMetricAsString('viewfinder_operator_reconcile_total');
+          return /kind="ApiKey",result="success"} [1-9]/.test(text) && /kind="Site",result="success"} [1-9]/.test(text);
+        });
+        const after = await ctx.kube.get<ApiKeyResource>('ApiKey', 'widget');
+        expect(after?.metadata.resourceVersion).to.equal(before.metadata.resourceVersion);
+        expect((await ctx.kube.secret('widget'))?.metadata?.resourceVersion).to.equal(secretBefore?.metadata?.resourceVersion);
+      } finally {
+        await restarted.stop();
+        await api.close();
+        ctx.running = await startTestOperator(ctx.target);
+      }
+    });
+  });
+
+  describe('two replicas', () => {
+    it('elects one leader; only it reconciles; when it dies the other takes over', async () => {
+      const lease = { LEASE_NAME: 'viewfinder-operator-pair' };
+      await ctx.running.stop();
+      // Both replicas reconcile through one API.
+      const api = await startHostedApi(ctx.target);
+      const first = await startTestOperator(ctx.target, { env: lease, api });
+      await waitFor('the first replica to lead', () => first.operator.isLeader());
+      const second = await startTestOperator(ctx.target, { env: lease, api });
+      ctx.running = second;
+      try {
+        ctx.account = await first.store.createAccount({ name: 'Acme' });
+        await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: [] });
+        await readySite('storefront');
+        expect(second.operator.isLeader()).to.equal(false);
+        const followerWork = await second.operator.metrics.registry.getSingleMetricAsString('viewfinder_operator_reconcile_total');
+        expect(followerWork).not.to.match(/result="success"} [1-9]/);
+
+        // A crash: the Lease is not released, so the follower must wait for it to expire.
+        await first.stop({ release: false });
+        await waitFor('the second replica to lead', () => second.operator.isLeader(), 400);
+        await ctx.kube.createSite('checkout', { account: ctx.account.id, allowedDomains: [] });
+        await readySite('checkout');
+      } finally {
+        await first.stop().catch(() => {});
+        await second.stop();
+        await api.close();
+        ctx.running = await startTestOperator(ctx.target);
+      }
+    });
+  });
+
+  describe('probes and metrics', () => {
+    it('serves /healthz, /readyz and /metrics with the reconcile counters, durations and queue depth, and no object names', async () => {
+      await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: [] });
+      await readySite('storefront');
+      const base = `http://127.0.0.1:${ctx.running.operator.port}`;
+      expect((await fetch(`${base}/healthz`)).status).to.equal(200);
+      const readiness = await fetch(`${base}/readyz`);
+      expect(readiness.status).to.equal(200);
+      expect(await readiness.json()).to.deep.equal({ status: 'ready', leader: true });
+      const metrics = await (await fetch(`${base}/metrics`)).text();
+      expect(metrics).to.match(/viewfinder_operator_reconcile_total\{kind="Site",result="success"\} [1-9]/);
+      expect(metrics).to.include('viewfinder_operator_reconcile_duration_seconds_bucket{le="0.005",kind="Site"}');
+      expect(metrics).to.include('viewfinder_operator_queue_depth{kind="Site"}');
+      expect(metrics).not.to.include('storefront');
+      expect(metrics).not.to.include(ctx.target.namespace);
+    });
+  });
+});
 
 describe('operator against the fake API server: broken watches, outages, resync, losing the Lease', function () {
   this.timeout(60_000);

@@ -29,7 +29,7 @@ import { cachedReviewer, kubeTokenReviewer } from '../../services/api/src/auth/o
 import type { Renderer } from '../../services/renderer/src/renderer.ts';
 import { httpStatusOf } from '../../lib/k8s/api-errors.ts';
 import { startOperator, type Operator } from '../../operator/src/operator.ts';
-import { GROUP, PLURALS, VERSION, type ApiKeyResource, type Kind, type SiteResource } from '../../operator/src/resources.ts';
+import { GROUP, PLURALS, VERSION, type ApiKeyResource, type Kind, type PageMonitorResource, type SiteResource } from '../../operator/src/resources.ts';
 import { startFakeKubeApiServer, type FakeKubeApiServer } from '../support/fake-kube-apiserver.ts';
 import { createNamespace, deleteNamespace, testNamespaceName } from '../support/namespaces.ts';
 import { silentLogger, testConfig } from '../support/harness.ts';
@@ -52,6 +52,31 @@ export const REAL_KUBECONFIG = process.env.KUBECONFIG;
 export async function startFakeTarget(options: { historyLimit?: number } = {}): Promise<KubeTarget> {
   const fake = await startFakeKubeApiServer(options);
   return { kubeConfig: fake.kubeConfig(), namespace: 'shop', fake, close: () => fake.close() };
+}
+
+/**
+ * Describes `title` once per target: the in-process fake always, the real API server when KUBECONFIG
+ * is set; without it, the real leg is one skipped test that says why.
+ */
+export function describeOnEachTarget(title: string, timeoutMs: number, body: (start: () => Promise<KubeTarget>) => void): void {
+  const legs: Array<{ name: string; start: (() => Promise<KubeTarget>) | undefined }> = [
+    { name: 'the fake API server', start: () => startFakeTarget() },
+    { name: 'a real cluster (KUBECONFIG)', start: REAL_KUBECONFIG ? startRealTarget : undefined },
+  ];
+  for (const leg of legs) {
+    describe(`${title} against ${leg.name}`, function () {
+      this.timeout(timeoutMs);
+      const start = leg.start;
+      if (!start) {
+        it(`is skipped: set KUBECONFIG (../shared/k8s/start.sh) to run "${title}" against a real cluster`, function () {
+          console.log('      (skipped: KUBECONFIG is not set, so there is no cluster to test against; the fake API server leg ran)');
+          this.skip();
+        });
+        return;
+      }
+      body(start);
+    });
+  }
 }
 
 export async function startRealTarget(): Promise<KubeTarget> {
@@ -114,7 +139,14 @@ export class Resources {
     })) as ApiKeyResource;
   }
 
-  async get<T extends SiteResource | ApiKeyResource>(kind: Kind, name: string): Promise<T | undefined> {
+  async createPageMonitor(name: string, spec: PageMonitorResource['spec']): Promise<PageMonitorResource> {
+    return (await this.custom.createNamespacedCustomObject({
+      ...this.coordinates('PageMonitor'),
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'PageMonitor', metadata: { name }, spec },
+    })) as PageMonitorResource;
+  }
+
+  async get<T extends SiteResource | ApiKeyResource | PageMonitorResource>(kind: Kind, name: string): Promise<T | undefined> {
     try {
       return (await this.custom.getNamespacedCustomObject({ ...this.coordinates(kind), name })) as T;
     } catch (err) {
@@ -126,6 +158,11 @@ export class Resources {
   /** `kubectl patch --type merge -p '{"spec": ...}'`. */
   async patchSpec(kind: Kind, name: string, spec: object): Promise<void> {
     await this.custom.patchNamespacedCustomObject({ ...this.coordinates(kind), name, body: { spec } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  }
+
+  /** A merge patch of the status subresource (as a controller would write it). */
+  async patchStatus(kind: Kind, name: string, status: object): Promise<void> {
+    await this.custom.patchNamespacedCustomObjectStatus({ ...this.coordinates(kind), name, body: { status } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   }
 
   async delete(kind: Kind, name: string): Promise<void> {
@@ -195,7 +232,7 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
 }
 
 /** The Ready condition of a resource (undefined while it has none). */
-export function ready(resource: SiteResource | ApiKeyResource | undefined): { status: string; reason: string; message: string } | undefined {
+export function ready(resource: SiteResource | ApiKeyResource | PageMonitorResource | undefined): { status: string; reason: string; message: string } | undefined {
   return resource?.status?.conditions?.find((condition) => condition.type === 'Ready');
 }
 

@@ -132,10 +132,14 @@ export async function reconcileResource<T extends Resource>(
   }
 }
 
-/** Writes the status only when it differs, so a reconcile with nothing to do writes nothing. */
-export async function writeStatus<T extends Resource>(kube: KubeClient, resource: T, status: NonNullable<T['status']>): Promise<void> {
+/**
+ * Writes the status only when it differs, so a reconcile with nothing to do writes nothing. A merge
+ * patch keeps the fields it does not name; with `replace`, the fields `status` leaves out are removed.
+ */
+export async function writeStatus<T extends Resource>(kube: KubeClient, resource: T, status: NonNullable<T['status']>, options: { replace?: boolean } = {}): Promise<void> {
   if (isDeepStrictEqual(normalize(resource.status), normalize(status))) return;
-  await kube.patchStatus(resource.kind, resource.metadata.namespace, resource.metadata.name, status);
+  const removed = options.replace ? Object.keys(resource.status ?? {}).filter((field) => !(field in status)) : [];
+  await kube.patchStatus(resource.kind, resource.metadata.namespace, resource.metadata.name, { ...Object.fromEntries(removed.map((field) => [field, null])), ...status });
 }
 
 function normalize(value: unknown): unknown {

@@ -1,12 +1,16 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '../../../lib/logger.ts';
 import { OPERATOR_NAME, type Resource } from '../resources.ts';
-import { describeKubeError } from '../../../lib/k8s/api-errors.ts';
+import { describeKubeError, httpStatusOf } from '../../../lib/k8s/api-errors.ts';
 import type { KubeClient } from './client.ts';
 
 /**
  * core/v1 Events on the resources, as `kubectl describe` shows them. Best effort: a failed Event is
  * logged and dropped, never a reason to fail a reconcile. Messages never hold a key's plaintext.
+ *
+ * An event given a `once` key (e.g. a monitor run's id and page) gets a name derived from it and the
+ * resource's uid, so recording it again (a retried reconcile, a restarted operator, a new leader)
+ * meets AlreadyExists and makes no second event.
  */
 export class EventRecorder {
   private readonly kube: KubeClient;
@@ -19,12 +23,13 @@ export class EventRecorder {
     this.now = now;
   }
 
-  async record(resource: Resource, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+  async record(resource: Resource, type: 'Normal' | 'Warning', reason: string, message: string, once?: string): Promise<void> {
     const { namespace, name, uid, resourceVersion } = resource.metadata;
     const at = this.now();
+    const suffix = once === undefined ? randomBytes(8).toString('hex') : createHash('sha256').update(`${uid}/${reason}/${once}`).digest('hex').slice(0, 16);
     try {
       await this.kube.createEvent(namespace, {
-        metadata: { name: `${name}.${randomBytes(8).toString('hex')}`, namespace },
+        metadata: { name: `${name}.${suffix}`, namespace },
         involvedObject: { apiVersion: resource.apiVersion, kind: resource.kind, name, namespace, uid, resourceVersion },
         type,
         reason,
@@ -37,6 +42,7 @@ export class EventRecorder {
         reportingInstance: OPERATOR_NAME,
       });
     } catch (err) {
+      if (once !== undefined && httpStatusOf(err) === 409) return;
       this.logger.warn({ kind: resource.kind, object: `${namespace}/${name}`, reason, err: describeKubeError(err) }, 'Recording an event failed');
     }
   }
