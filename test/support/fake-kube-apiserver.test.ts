@@ -30,6 +30,24 @@ describe('fake Kubernetes API server', () => {
     expect(httpStatusOf(err)).to.equal(422);
   });
 
+  it('serves PageMonitors in viewfinder.dev, validated against their CRD, with a status subresource', async () => {
+    const monitors = { ...sites, plural: 'pagemonitors' };
+    const monitor = (compare: object) => ({
+      apiVersion: 'viewfinder.dev/v1alpha1',
+      kind: 'PageMonitor',
+      metadata: { name: 'm' },
+      spec: { account: 'acct_1', schedule: '@daily', compare, pages: [{ name: 'home', url: 'https://shop.example/' }] },
+    });
+    expect(httpStatusOf(await rejection(custom.createNamespacedCustomObject({ ...monitors, body: monitor({ threshold: 2 }) })))).to.equal(422);
+    const created = await custom.createNamespacedCustomObject({ ...monitors, body: monitor({ threshold: 0.01 }) });
+    expect(created).to.deep.include({ kind: 'PageMonitor', apiVersion: 'viewfinder.dev/v1alpha1' });
+    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    const patched = await custom.patchNamespacedCustomObjectStatus({ ...monitors, name: 'm', body: { status: { lastRunId: 'run_1', largestDiffRatio: 0.5 } } }, merge);
+    expect(patched.status).to.deep.equal({ lastRunId: 'run_1', largestDiffRatio: 0.5 });
+    expect(patched.metadata.generation).to.equal(1);
+    expect((await custom.listNamespacedCustomObject(monitors)).items).to.have.length(1);
+  });
+
   it('bumps generation on spec changes only; the status subresource changes status only', async () => {
     const created = await custom.createNamespacedCustomObject({ ...sites, body: site('a') });
     const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
