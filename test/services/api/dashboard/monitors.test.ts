@@ -2,12 +2,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
-import type { MonitorRun } from '../../../../lib/store/monitors.ts';
+import type { MonitorRun, NewMonitor } from '../../../../lib/store/monitors.ts';
 import { chromiumLaunchOptions } from '../../../../services/renderer/src/pool.ts';
 import { MONITOR_RUN_JOB } from '../../../../services/api/src/monitors/service.ts';
-import { seriousAxeViolations } from '../../../support/axe.ts';
 import { testConfig } from '../../../support/harness.ts';
-import { EMAIL, PASSWORD, startDashboard, type DashboardHarness } from './support.ts';
+import { auditedPage, EMAIL, PASSWORD, startDashboard, type AuditedPage, type DashboardHarness } from './support.ts';
 
 /**
  * The dashboard's Monitors pages in real Chromium, over a real monitor service (job runner, renderer,
@@ -27,7 +26,7 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
   let context: BrowserContext;
   let page: Page;
   let origin: string;
-  const cspViolations: string[] = [];
+  let audit: AuditedPage['audit'];
   /** What the fixture pages show; the test changes it between runs. */
   const content = { offers: '#2a9d8f', clock: 0 };
   /** While set, a request for /offers waits for it: a run stays in progress until the test releases it. */
@@ -60,12 +59,7 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
     hold = undefined;
     dashboard = await startDashboard({}, undefined, { monitors: true });
     origin = await dashboard.listen();
-    context = await browser.createBrowserContext();
-    page = await context.newPage();
-    page.setDefaultTimeout(120_000);
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
-    });
+    ({ context, page, audit } = await auditedPage(browser));
   });
   afterEach(async () => {
     hold?.release();
@@ -73,11 +67,6 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
     await dashboard.close();
   });
 
-  const audit = async () => {
-    const violations = (await seriousAxeViolations(page)).map((v) => `${v.impact} ${v.id}: ${v.help} (${v.targets.join(', ')})`);
-    expect(violations, `axe on "${await page.title()}"`).to.deep.equal([]);
-    expect(cspViolations, 'CSP violations').to.deep.equal([]);
-  };
   const text = (selector: string) => page.$eval(selector, (el) => (el as HTMLElement).innerText.replace(/\s+/g, ' ').trim());
   const goto = async (path: string) => (await page.goto(`${origin}${path}`))?.status();
   const signIn = async () => {
@@ -117,6 +106,20 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
       body,
       type,
     );
+  /** A monitor made directly in the store (as the operator's routes or another account would). */
+  const storedMonitor = (accountId: string, overrides: Partial<NewMonitor> = {}) =>
+    dashboard.store.createMonitor({
+      accountId,
+      name: 'storefront',
+      siteId: null,
+      schedule: '0 6 * * *',
+      timeZone: 'UTC',
+      suspend: false,
+      historyLimit: 10,
+      compare: { threshold: 0.001, baseline: 'accepted', pixelTolerance: 0.1 },
+      pages: [{ name: 'offers', url: `${fixtureOrigin}/offers` }],
+      ...overrides,
+    });
   /** Runs asked for by hand (the scheduler queues each monitor's next scheduled run too). */
   const manualRuns = async (accountId: string) => (await dashboard.store.listJobs(accountId, MONITOR_RUN_JOB, 50)).filter((job) => job.payload.trigger === 'manual');
   const csrfToken = () => page.$eval('input[name="_csrf"]', (input) => (input as HTMLInputElement).value);
@@ -257,18 +260,7 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
   });
 
   it('shows an operator-owned monitor with its kubectl command and no edit or delete; Run now and Accept work', async () => {
-    const managed = await dashboard.store.createMonitor({
-      accountId: dashboard.account.id,
-      name: 'storefront',
-      siteId: null,
-      schedule: '*/15 * * * *',
-      timeZone: 'UTC',
-      suspend: false,
-      historyLimit: 10,
-      compare: { threshold: 0.001, baseline: 'accepted', pixelTolerance: 0.1 },
-      pages: [{ name: 'offers', url: `${fixtureOrigin}/offers` }],
-      managedBy: { kind: 'PageMonitor', namespace: 'shop', name: 'storefront', uid: 'uid-1' },
-    });
+    const managed = await storedMonitor(dashboard.account.id, { schedule: '*/15 * * * *', managedBy: { kind: 'PageMonitor', namespace: 'shop', name: 'storefront', uid: 'uid-1' } });
     await signIn();
     expect(await text('tbody [data-label="Owner"]')).to.equal('Kubernetes: PageMonitor shop/storefront');
     await goto(`/dashboard/monitors/${managed.id}`);
@@ -298,17 +290,7 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
 
   it("answers 404 for another account's monitor, its pictures and its actions, and runs nothing", async () => {
     const other = await dashboard.store.createAccount({ name: 'Other' });
-    const theirs = await dashboard.store.createMonitor({
-      accountId: other.id,
-      name: 'secret-launch',
-      siteId: null,
-      schedule: '0 6 * * *',
-      timeZone: 'UTC',
-      suspend: false,
-      historyLimit: 10,
-      compare: { threshold: 0.001, baseline: 'accepted', pixelTolerance: 0.1 },
-      pages: [{ name: 'launch', url: `${fixtureOrigin}/offers` }],
-    });
+    const theirs = await storedMonitor(other.id, { name: 'secret-launch', pages: [{ name: 'launch', url: `${fixtureOrigin}/offers` }] });
     const theirImage = await dashboard.monitors!.images.put(Buffer.from('not shown'));
     await dashboard.store.setMonitorBaseline(theirs.id, 'launch', theirImage);
     await signIn();
@@ -371,17 +353,7 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
 
   it('refuses a post without its CSRF token, with unknown fields, control characters or a body that is no form, and does nothing', async () => {
     await signIn();
-    const monitor = await dashboard.store.createMonitor({
-      accountId: dashboard.account.id,
-      name: 'storefront',
-      siteId: null,
-      schedule: '0 6 * * *',
-      timeZone: 'UTC',
-      suspend: false,
-      historyLimit: 10,
-      compare: { threshold: 0.001, baseline: 'accepted', pixelTolerance: 0.1 },
-      pages: [{ name: 'offers', url: `${fixtureOrigin}/offers` }],
-    });
+    const monitor = await storedMonitor(dashboard.account.id);
     await goto(`/dashboard/monitors/${monitor.id}`);
     const csrf = await csrfToken();
     const form = `name=other&schedule=%40daily&timeZone=UTC&siteId=&threshold=0.01&baseline=accepted&pageName=a&pageUrl=https%3A%2F%2Fexample.com%2F&pageFullPage=viewport&pageHideSelectors=`;

@@ -4,6 +4,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type Koa from 'koa';
+import { expect } from 'chai';
+import type { Browser, BrowserContext, Page } from 'puppeteer-core';
+import { seriousAxeViolations } from '../../../support/axe.ts';
 import { hashPassword } from '../../../../lib/passwords.ts';
 import { openStore } from '../../../../lib/store/open.ts';
 import type { Account, Store } from '../../../../lib/store/store.ts';
@@ -104,4 +107,32 @@ export async function startDashboard(env: Record<string, string> = {}, renderer?
     },
   };
   return harness;
+}
+
+export interface AuditedPage {
+  context: BrowserContext;
+  page: Page;
+  /** The page as it is now has no serious or critical axe violation, and the CSP refused nothing so far. */
+  audit(): Promise<void>;
+}
+
+/**
+ * A page in a browser context of its own (no cookie carries over from one test to the next), whose
+ * console is watched for Content Security Policy refusals.
+ */
+export async function auditedPage(browser: Browser): Promise<AuditedPage> {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  // A capture on a loaded machine, or one that waits out the navigation timeout, outlasts puppeteer's 30 s default.
+  page.setDefaultTimeout(120_000);
+  const cspViolations: string[] = [];
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
+  const audit = async () => {
+    const violations = (await seriousAxeViolations(page)).map((v) => `${v.impact} ${v.id}: ${v.help} (${v.targets.join(', ')})`);
+    expect(violations, `axe on "${await page.title()}"`).to.deep.equal([]);
+    expect(cspViolations, 'CSP violations').to.deep.equal([]);
+  };
+  return { context, page, audit };
 }

@@ -33,7 +33,10 @@ document.addEventListener('change', syncDependentControls);
 syncDependentControls();
 
 // A page that shows work in progress (a monitor's run queued or running) carries data-reload-seconds:
-// it reloads itself until the work is done, when the page no longer carries it. Without this script
-// the page's "Reload now" link does the same.
+// it follows its "Reload now" link (the page without the notice of the post that started the work)
+// until the work is done, when the page no longer carries it. Without this script the link does the same.
 const reloading = document.querySelector('[data-reload-seconds]');
-if (reloading) setTimeout(() => location.reload(), Number(reloading.getAttribute('data-reload-seconds')) * 1000);
+if (reloading) {
+  const link = reloading.querySelector('a[href]');
+  setTimeout(() => location.replace(link ? link.href : location.href), Number(reloading.getAttribute('data-reload-seconds')) * 1000);
+}
