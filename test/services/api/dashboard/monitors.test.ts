@@ -5,6 +5,7 @@ import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppete
 import type { MonitorRun, NewMonitor } from '../../../../lib/store/monitors.ts';
 import { chromiumLaunchOptions } from '../../../../services/renderer/src/pool.ts';
 import { MONITOR_RUN_JOB } from '../../../../services/api/src/monitors/service.ts';
+import { resettingPort } from '../../../support/fixture-server.ts';
 import { testConfig } from '../../../support/harness.ts';
 import { auditedPage, EMAIL, PASSWORD, startDashboard, type AuditedPage, type DashboardHarness } from './support.ts';
 
@@ -31,6 +32,7 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
   const content = { offers: '#2a9d8f', clock: 0 };
   /** While set, a request for /offers waits for it: a run stays in progress until the test releases it. */
   let hold: { promise: Promise<void>; release(): void } | undefined;
+  let resetting: Awaited<ReturnType<typeof resettingPort>> | undefined;
 
   const fixtureHtml = (body: string) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>fixture</title>
 <style>body{margin:0;font:18px sans-serif}.box{width:400px;height:120px;margin:20px}#clock{position:absolute;left:900px;top:10px}</style></head><body>${body}</body></html>`;
@@ -63,6 +65,8 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
   });
   afterEach(async () => {
     hold?.release();
+    await resetting?.close();
+    resetting = undefined;
     await context.close();
     await dashboard.close();
   });
@@ -260,7 +264,14 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
   });
 
   it('shows an operator-owned monitor with its kubectl command and no edit or delete; Run now and Accept work', async () => {
-    const managed = await storedMonitor(dashboard.account.id, { schedule: '*/15 * * * *', managedBy: { kind: 'PageMonitor', namespace: 'shop', name: 'storefront', uid: 'uid-1' } });
+    // A port that resets every connection (and that no other process can take meanwhile).
+    resetting = await resettingPort();
+    const gone = `http://127.0.0.1:${resetting.port}/`;
+    const managed = await storedMonitor(dashboard.account.id, {
+      schedule: '*/15 * * * *',
+      pages: [{ name: 'offers', url: `${fixtureOrigin}/offers` }, { name: 'gone', url: gone }],
+      managedBy: { kind: 'PageMonitor', namespace: 'shop', name: 'storefront', uid: 'uid-1' },
+    });
     await signIn();
     expect(await text('tbody [data-label="Owner"]')).to.equal('Kubernetes: PageMonitor shop/storefront');
     await goto(`/dashboard/monitors/${managed.id}`);
@@ -273,6 +284,11 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
     await click('Run now');
     const second = await shownRun(first);
     expect(result(await runOf(second), 'offers').outcome).to.equal('changed');
+    // A page that could not be captured: its error, and no pictures but the placeholders.
+    expect(result(await runOf(second), 'gone').outcome).to.equal('failed');
+    expect(await text('#page-gone ~ .facts')).to.match(/Outcome failed .*Error .*ERR_CONNECTION_RESET/);
+    expect(await page.$$eval('#page-gone ~ .pictures img', (images) => images.length)).to.equal(0);
+    expect(await text('#page-gone ~ .pictures')).to.equal('None Baseline None Capture None Differences');
     await audit();
     await click('Accept as baseline for page offers');
     expect((await dashboard.store.getMonitor(managed.id))!.baselines.offers).to.equal(result(await runOf(second), 'offers').captureImageId);

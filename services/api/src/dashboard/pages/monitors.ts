@@ -2,7 +2,7 @@ import { BadRequest, NotFound, ServiceUnavailable } from '../../../../../lib/err
 import type { SiteView } from '../../../../../lib/management.ts';
 import type { MonitorRegion } from '../../../../../lib/store/monitors.ts';
 import { readPngSize, type PngSize } from '../../../../renderer/src/capture/png.ts';
-import { monitorOperations, type MonitorView, type runView } from '../../monitors/management.ts';
+import { monitorOperations, runView, type MonitorView } from '../../monitors/management.ts';
 import { MONITOR_RUN_JOB, type MonitorService } from '../../monitors/service.ts';
 import { lineChart, percent } from '../chart.ts';
 import type { DashboardDeps, PageContext, PageHandler } from '../deps.ts';
@@ -104,7 +104,8 @@ export function showMonitors(deps: DashboardDeps): PageHandler {
     const ops = operations(deps, page);
     const monitors = await ops.list();
     const [lastRuns, progress] = await Promise.all([
-      Promise.all(monitors.map(async (monitor) => (await ops.runs(monitor.id))[0])),
+      // The newest run of each: the list's monitors are the account's already (ops.list).
+      Promise.all(monitors.map(async (monitor) => (await deps.store.listMonitorRuns(monitor.id, 1)).map(runView)[0])),
       runsInProgress(deps, page.signedIn.account.id),
     ]);
     page.send(
