@@ -31,10 +31,12 @@ import {
   monitorImage,
   runMonitorNow,
   showMonitor,
+  showMonitorEdit,
   showMonitors,
   showNewMonitor,
   SUSPEND_FORM_FIELDS,
   suspendMonitor,
+  updateMonitor,
 } from './pages/monitors.ts';
 import { showSignIn, SIGN_IN_FIELDS, signIn, signOut } from './sign-in.ts';
 
@@ -88,6 +90,8 @@ export function dashboardRoutes(deps: DashboardDeps): Route[] {
     page('POST', '/dashboard/monitors/:monitorId/run', 'monitors', runMonitorNow(deps)),
     page('POST', '/dashboard/monitors/:monitorId/baseline', 'monitors', acceptBaseline(deps), ACCEPT_FORM_FIELDS),
     page('POST', '/dashboard/monitors/:monitorId/suspend', 'monitors', suspendMonitor(deps), SUSPEND_FORM_FIELDS),
+    page('GET', '/dashboard/monitors/:monitorId/edit', 'monitors', showMonitorEdit(deps)),
+    page('POST', '/dashboard/monitors/:monitorId/edit', 'monitors', updateMonitor(deps), MONITOR_FORM_FIELDS),
     page('GET', '/dashboard/monitors/:monitorId/delete', 'monitors', confirmMonitorDeletion(deps)),
     page('POST', '/dashboard/monitors/:monitorId/delete', 'monitors', deleteMonitor(deps)),
   ];

@@ -278,6 +278,11 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
     expect(await text('.managed')).to.equal('Managed by Kubernetes (PageMonitor shop/storefront). Change it with kubectl -n shop edit pagemonitors.viewfinder.dev storefront');
     expect(await page.$$('xpath/.//button[normalize-space()="Suspend"]')).to.have.length(0);
     expect(await page.$(`a[href="/dashboard/monitors/${managed.id}/delete"]`)).to.equal(null);
+    expect(await page.$(`a[href="/dashboard/monitors/${managed.id}/edit"]`)).to.equal(null);
+    await goto(`/dashboard/monitors/${managed.id}/edit`);
+    expect(await page.$('form[action$="/edit"]')).to.equal(null);
+    expect(await text('.managed')).to.include('kubectl -n shop edit pagemonitors.viewfinder.dev storefront');
+    await goto(`/dashboard/monitors/${managed.id}`);
     await click('Run now');
     const first = await shownRun('');
     content.offers = '#e76f51';
@@ -295,13 +300,57 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
 
     // Edits that bypass the page are refused with the command, and change nothing.
     const csrf = await csrfToken();
-    for (const [path, body] of [[`/dashboard/monitors/${managed.id}/suspend`, `_csrf=${csrf}&suspend=true`], [`/dashboard/monitors/${managed.id}/delete`, `_csrf=${csrf}`]] as const) {
+    const edit = `_csrf=${csrf}&name=storefront&schedule=%40daily&timeZone=UTC&siteId=&threshold=0.5&baseline=accepted&pageName=offers&pageUrl=${encodeURIComponent(`${fixtureOrigin}/offers`)}&pageFullPage=viewport&pageHideSelectors=`;
+    for (const [path, body] of [
+      [`/dashboard/monitors/${managed.id}/suspend`, `_csrf=${csrf}&suspend=true`],
+      [`/dashboard/monitors/${managed.id}/edit`, edit],
+      [`/dashboard/monitors/${managed.id}/delete`, `_csrf=${csrf}`],
+    ] as const) {
       const refused = await post(path, body);
       expect(refused.status, path).to.equal(409);
       expect(refused.body).to.include('kubectl -n shop edit pagemonitors.viewfinder.dev storefront');
     }
     const still = await dashboard.store.getMonitor(managed.id);
-    expect(still?.suspend).to.equal(false);
+    expect(still).to.deep.include({ suspend: false, schedule: '*/15 * * * *' });
+  });
+
+  it('edits a monitor with the form prefilled, keeping the page options the form does not show; refuses a bad change and saves nothing', async () => {
+    const regions = [{ left: 0, top: 0, width: 1280, height: 60 }];
+    const monitor = await storedMonitor(dashboard.account.id, { pages: [{ name: 'offers', url: `${fixtureOrigin}/offers`, removeAds: false, ignoreRegions: regions, hideSelectors: ['.ad', '#clock'] }] });
+    await signIn();
+    await goto(`/dashboard/monitors/${monitor.id}`);
+    await Promise.all([page.waitForNavigation(), page.click(`a[href="/dashboard/monitors/${monitor.id}/edit"]`)]);
+    expect(await text('h1')).to.equal('Edit monitor storefront');
+    const value = (selector: string) => page.$eval(selector, (el) => (el as HTMLInputElement).value);
+    expect([await value('#field-name'), await value('#field-schedule'), await value('#field-threshold'), await value('#page-0-name'), await value('#page-0-hide')]).to.deep.equal([
+      'storefront',
+      '0 6 * * *',
+      '0.001',
+      'offers',
+      '.ad\n#clock',
+    ]);
+    await audit();
+
+    await fill('#field-schedule', '0 0 31 4 *');
+    await click('Save');
+    expect(await text('#field-schedule-error')).to.equal('schedule "0 0 31 4 *" never fires');
+    expect((await dashboard.store.getMonitor(monitor.id))!.schedule).to.equal('0 6 * * *');
+
+    await fill('#field-schedule', '@hourly');
+    await fill('#field-threshold', '0.05');
+    await page.select('#field-baseline', 'previous');
+    await page.select('#page-0-full', 'full');
+    await fill('#page-0-hide', '.ad');
+    await page.type('#page-1-name', 'home');
+    await page.type('#page-1-url', `${fixtureOrigin}/home`);
+    await click('Save');
+    expect(page.url()).to.equal(`${origin}/dashboard/monitors/${monitor.id}?notice=monitor-updated`);
+    const saved = (await dashboard.store.getMonitor(monitor.id))!;
+    expect(saved).to.deep.include({ schedule: '@hourly', compare: { threshold: 0.05, baseline: 'previous', pixelTolerance: 0.1 } });
+    expect(saved.pages).to.deep.equal([
+      { name: 'offers', url: `${fixtureOrigin}/offers`, removeAds: false, ignoreRegions: regions, fullPage: true, hideSelectors: ['.ad'] },
+      { name: 'home', url: `${fixtureOrigin}/home` },
+    ]);
   });
 
   it("answers 404 for another account's monitor, its pictures and its actions, and runs nothing", async () => {
@@ -311,7 +360,7 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
     await dashboard.store.setMonitorBaseline(theirs.id, 'launch', theirImage);
     await signIn();
     expect(await text('main')).to.not.include('secret-launch');
-    for (const path of [`/dashboard/monitors/${theirs.id}`, `/dashboard/monitors/${theirs.id}/delete`, `/dashboard/monitors/${theirs.id}/images/${theirImage}`]) {
+    for (const path of [`/dashboard/monitors/${theirs.id}`, `/dashboard/monitors/${theirs.id}/edit`, `/dashboard/monitors/${theirs.id}/delete`, `/dashboard/monitors/${theirs.id}/images/${theirImage}`]) {
       expect(await goto(path), path).to.equal(404);
       expect(await page.content(), path).to.not.include('secret-launch');
     }
@@ -320,13 +369,14 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
     for (const [path, body] of [
       [`/dashboard/monitors/${theirs.id}/run`, `_csrf=${csrf}`],
       [`/dashboard/monitors/${theirs.id}/suspend`, `_csrf=${csrf}&suspend=true`],
+      [`/dashboard/monitors/${theirs.id}/edit`, `_csrf=${csrf}&name=mine&schedule=%40daily&timeZone=UTC&siteId=&threshold=0.5&baseline=accepted&pageName=a&pageUrl=https%3A%2F%2Fexample.com%2F&pageFullPage=viewport&pageHideSelectors=`],
       [`/dashboard/monitors/${theirs.id}/baseline`, `_csrf=${csrf}&runId=run_x&page=launch`],
       [`/dashboard/monitors/${theirs.id}/delete`, `_csrf=${csrf}`],
     ] as const) {
       expect((await post(path, body)).status, path).to.equal(404);
     }
     expect(await manualRuns(other.id)).to.deep.equal([]);
-    expect(await dashboard.store.getMonitor(theirs.id)).to.deep.include({ suspend: false });
+    expect(await dashboard.store.getMonitor(theirs.id)).to.deep.include({ name: 'secret-launch', suspend: false });
   });
 
   it("shows the API's errors next to their fields with the input kept, and creates nothing", async () => {

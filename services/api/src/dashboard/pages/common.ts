@@ -44,6 +44,7 @@ const NOTICES: Record<string, string> = {
   'site-deleted': 'The site and its keys were deleted.',
   'key-deleted': 'The key was deleted. It stopped working at once.',
   'monitor-created': 'The monitor was created. Its first run takes the baselines: Run now takes them at once.',
+  'monitor-updated': 'The monitor was saved. A run queued before the change is skipped; the next runs use the new settings.',
   'monitor-deleted': 'The monitor, its runs and its pictures were deleted.',
   'monitor-run-queued': 'A run was queued. Its pictures show here once it has finished.',
   'monitor-baseline-accepted': "The capture was accepted as the page's baseline: the next runs compare with it.",

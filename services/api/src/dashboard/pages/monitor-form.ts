@@ -1,7 +1,9 @@
 import type { Context } from 'koa';
 import { BadRequest } from '../../../../../lib/errors.ts';
 import type { SiteView } from '../../../../../lib/management.ts';
+import type { MonitorPage } from '../../../../../lib/store/monitors.ts';
 import { DEFAULT_THRESHOLD, MAX_MONITOR_PAGES } from '../../monitors/api-schema.ts';
+import type { MonitorView } from '../../monitors/management.ts';
 import { csrfField, errorsFor, formError, selectField, textField, type FieldErrors } from '../fields.ts';
 import { field } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
@@ -42,7 +44,7 @@ const FIELDS = {
   siteId: /^siteId\b/,
   threshold: /^compare\.threshold\b/,
   baseline: /^compare\.baseline\b/,
-  pages: /^(pages\b|A monitor has at most)/,
+  pages: /^(pages\b|page[A-Z]|A monitor has at most|The page rows)/,
 };
 
 function list(ctx: Context, name: string): string[] {
@@ -67,13 +69,11 @@ export function formValues(ctx: Context): MonitorFormValues {
     siteId: field(ctx, 'siteId'),
     threshold: field(ctx, 'threshold').trim(),
     baseline: field(ctx, 'baseline'),
-    pages: names.map((name, i) => ({ name: name.trim(), url: (urls[i] ?? '').trim(), fullPage: fullPages[i] === 'full', hideSelectors: hides[i] ?? '' })),
+    // Rows left empty are skipped (and not shown again).
+    pages: names
+      .map((name, i) => ({ name: name.trim(), url: (urls[i] ?? '').trim(), fullPage: fullPages[i] === 'full', hideSelectors: hides[i] ?? '' }))
+      .filter((row) => row.name !== '' || row.url !== '' || row.hideSelectors.trim() !== ''),
   };
-}
-
-/** The rows that hold anything, with their index in the form (to put an error back on its row). */
-function filledRows(values: MonitorFormValues): { row: PageRow; index: number }[] {
-  return values.pages.map((row, index) => ({ row, index })).filter(({ row }) => row.name !== '' || row.url !== '' || row.hideSelectors.trim() !== '');
 }
 
 /** The management API's create body; the API validates it (an empty field is left out, so its default applies or its absence is named). */
@@ -87,7 +87,7 @@ export function createBody(values: MonitorFormValues): Record<string, unknown> {
     ...(values.timeZone !== '' ? { timeZone: values.timeZone } : {}),
     ...(values.siteId !== FULL_ACCESS ? { siteId: values.siteId } : {}),
     compare: { ...(threshold !== undefined ? { threshold } : {}), baseline: values.baseline },
-    pages: filledRows(values).map(({ row }) => ({
+    pages: values.pages.map((row) => ({
       name: row.name,
       url: row.url,
       ...(row.fullPage ? { fullPage: true } : {}),
@@ -96,14 +96,41 @@ export function createBody(values: MonitorFormValues): Record<string, unknown> {
   };
 }
 
-/** The API's message, split per field; `pages[i]…` and `pages.i…` go to the form row that page came from. */
+/** A monitor as the form shows it, for editing. */
+export function formOf(monitor: MonitorView): MonitorFormValues {
+  return {
+    name: monitor.name,
+    schedule: monitor.schedule,
+    timeZone: monitor.timeZone,
+    siteId: monitor.siteId ?? FULL_ACCESS,
+    threshold: String(monitor.compare.threshold),
+    baseline: monitor.compare.baseline,
+    pages: monitor.pages.map((page) => ({ name: page.name, url: page.url, fullPage: page.fullPage === true, hideSelectors: (page.hideSelectors ?? []).join('\n') })),
+  };
+}
+
+/**
+ * The management API's update body (PATCH): every field of the form, full access as siteId null.
+ * `pages` replaces the list, so a page kept under its name keeps the options the form does not show
+ * (ignoreRegions, quality, wait... set through the API), with the form's URL, capture and selectors.
+ */
+export function updateBody(values: MonitorFormValues, current: MonitorView): Record<string, unknown> {
+  const body = createBody(values);
+  const pages = (body.pages as MonitorPage[]).map((page) => {
+    const existing = current.pages.find((candidate) => candidate.name === page.name);
+    if (!existing) return page;
+    const { fullPage: _fullPage, hideSelectors: _hideSelectors, ...kept } = existing;
+    return { ...kept, ...page };
+  });
+  return { ...body, siteId: values.siteId === FULL_ACCESS ? null : values.siteId, pages };
+}
+
+/** The API's message, split per field; `pages[i]…` and `pages.i…` go to that page's row. */
 export function monitorFormErrors(message: string, values: MonitorFormValues): FieldErrors {
-  const rows = filledRows(values);
   const errors: FieldErrors = {};
   for (const part of message.split('; ')) {
     const page = /^pages(?:\[|\.)(\d+)/.exec(part);
-    const row = page ? rows[Number(page[1])] : undefined;
-    const key = row ? `page-${row.index}` : (Object.keys(errorsFor(part, FIELDS))[0] ?? 'form');
+    const key = page && Number(page[1]) < values.pages.length ? `page-${page[1]}` : (Object.keys(errorsFor(part, FIELDS))[0] ?? 'form');
     errors[key] = errors[key] ? `${errors[key]}; ${part}` : part;
   }
   return errors;
@@ -130,10 +157,22 @@ function pageRow(row: PageRow, index: number, errors: FieldErrors): SafeHtml {
   </fieldset>`;
 }
 
-export function monitorForm(csrfToken: string, sites: SiteView[], values: MonitorFormValues, errors: FieldErrors, rows: number): SafeHtml {
+/** Where the form posts, its button, and how many page rows it shows at least (?rows= on `path`, its own page). */
+export interface MonitorFormTarget {
+  action: string;
+  submit: string;
+  path: string;
+  rows: number;
+  /** Said under Pages. */
+  pagesNote?: string;
+}
+
+export function monitorForm(csrfToken: string, sites: SiteView[], values: MonitorFormValues, errors: FieldErrors, target: MonitorFormTarget): SafeHtml {
   const shown = [...values.pages];
-  while (shown.length < Math.min(MAX_MONITOR_PAGES, Math.max(rows, ROWS))) shown.push({ name: '', url: '', fullPage: false, hideSelectors: '' });
-  return html`<form method="post" action="/dashboard/monitors" novalidate>
+  // The rows filled in, and at least one empty one to add a page (up to the limit).
+  const rows = Math.min(MAX_MONITOR_PAGES, Math.max(target.rows, shown.length + 1, ROWS));
+  while (shown.length < rows) shown.push({ name: '', url: '', fullPage: false, hideSelectors: '' });
+  return html`<form method="post" action="${target.action}" novalidate>
     ${formError(errors)}
     ${csrfField(csrfToken)}
     ${textField({ label: 'Name', name: 'name', value: values.name, required: true, hint: 'Lower-case letters, digits and hyphens (a DNS label), unique in your account; metrics and alerts name the monitor by it.', errors })}
@@ -160,12 +199,12 @@ export function monitorForm(csrfToken: string, sites: SiteView[], values: Monito
     })}
     <fieldset class="pages${errors.pages ? ' has-error' : ''}" aria-describedby="pages-hint${errors.pages ? ' field-pages-error' : ''}">
       <legend>Pages</legend>
-      <p class="hint" id="pages-hint">At most ${MAX_MONITOR_PAGES} pages; rows left empty are skipped. <a href="/dashboard/monitors/new?rows=${Math.min(MAX_MONITOR_PAGES, shown.length + 5)}">Show more rows</a> (what you typed is not kept).</p>
+      <p class="hint" id="pages-hint">At most ${MAX_MONITOR_PAGES} pages; rows left empty are skipped. ${shown.length < MAX_MONITOR_PAGES && html`<a href="${target.path}?rows=${Math.min(MAX_MONITOR_PAGES, shown.length + 5)}">Show more rows</a> (what you typed is not kept).`}${target.pagesNote && ` ${target.pagesNote}`}</p>
       <p class="hint" id="page-name-hint">A page's name: a DNS label, unique in the monitor, e.g. home.</p>
       <p class="hint" id="page-hide-hint">One CSS selector per line, e.g. .clock: hidden before the capture (clocks, carousels, ads).</p>
       ${errors.pages && html`<p class="error" id="field-pages-error">${errors.pages}</p>`}
       ${shown.map((row, index) => pageRow(row, index, errors))}
     </fieldset>
-    <button type="submit" class="primary">Create monitor</button>
+    <button type="submit" class="primary">${target.submit}</button>
   </form>`;
 }

@@ -6,17 +6,17 @@ import { monitorOperations, runView, type MonitorView } from '../../monitors/man
 import { MONITOR_RUN_JOB, type MonitorService } from '../../monitors/service.ts';
 import { lineChart, percent } from '../chart.ts';
 import type { DashboardDeps, PageContext, PageHandler } from '../deps.ts';
-import { csrfField } from '../fields.ts';
+import { csrfField, type FieldErrors } from '../fields.ts';
 import { checkFormText, field } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { errorStatus, managedNote, notice, timestamp, userMessage } from './common.ts';
-import { createBody, formValues, monitorForm, monitorFormErrors, NEW_MONITOR, type MonitorFormValues } from './monitor-form.ts';
+import { createBody, formOf, formValues, monitorForm, monitorFormErrors, NEW_MONITOR, updateBody, type MonitorFormValues } from './monitor-form.ts';
 
 /**
  * Monitors: the account's page monitors with their last run; a monitor's page with, for each of its
  * pages, the baseline, the capture and the diff picture of a run side by side and the history of its
  * diff ratios; the actions Run now and Accept as baseline (for every monitor), and create, suspend,
- * resume and delete (for the ones the operator does not own). Everything goes through the
+ * edit, suspend, resume and delete (for the ones the operator does not own). Everything goes through the
  * management API's monitor operations (monitors/management.ts), so the rules are the API's.
  */
 type RunView = ReturnType<typeof runView>;
@@ -123,12 +123,17 @@ export function showMonitors(deps: DashboardDeps): PageHandler {
   };
 }
 
-function newMonitorPage(page: PageContext, sites: SiteView[], values: MonitorFormValues, errors: Record<string, string> = {}, status = 200): void {
+function rowsWanted(page: PageContext): number {
   const rows = Number(page.ctx.query.rows);
+  return Number.isInteger(rows) ? rows : 0;
+}
+
+function newMonitorPage(page: PageContext, sites: SiteView[], values: MonitorFormValues, errors: FieldErrors = {}, status = 200): void {
+  const target = { action: '/dashboard/monitors', submit: 'Create monitor', path: '/dashboard/monitors/new', rows: rowsWanted(page) };
   page.send(
     'Create a monitor',
     html`<p><a href="/dashboard/monitors">Back to monitors</a></p>
-    <section class="card" aria-label="New monitor">${monitorForm(page.csrfToken, sites, values, errors, Number.isInteger(rows) ? rows : 0)}</section>`,
+    <section class="card" aria-label="New monitor">${monitorForm(page.csrfToken, sites, values, errors, target)}</section>`,
     status,
   );
 }
@@ -153,6 +158,42 @@ export function createMonitor(deps: DashboardDeps): PageHandler {
       return;
     }
     page.redirect(`/dashboard/monitors/${id}?notice=monitor-created`);
+  };
+}
+
+function editMonitorPage(page: PageContext, monitor: MonitorView, sites: SiteView[], values: MonitorFormValues, errors: FieldErrors = {}, status = 200): void {
+  const path = `/dashboard/monitors/${monitor.id}/edit`;
+  const pagesNote = 'A page kept under its name keeps the options set through the API (ignoreRegions, quality, wait…).';
+  page.send(
+    `Edit monitor ${monitor.name}`,
+    html`<p><a href="/dashboard/monitors/${monitor.id}">Back to the monitor</a></p>
+    ${monitor.managedBy
+      ? managedNote(monitor.managedBy)
+      : html`<section class="card" aria-label="Monitor settings">${monitorForm(page.csrfToken, sites, values, errors, { action: path, submit: 'Save', path, rows: rowsWanted(page), pagesNote })}</section>`}`,
+    status,
+  );
+}
+
+export function showMonitorEdit(deps: DashboardDeps): PageHandler {
+  return async (page) => {
+    const monitor = await operations(deps, page).get(monitorId(page));
+    editMonitorPage(page, monitor, await page.ops.listSites(), formOf(monitor));
+  };
+}
+
+export function updateMonitor(deps: DashboardDeps): PageHandler {
+  return async (page) => {
+    const ops = operations(deps, page);
+    const monitor = await ops.get(monitorId(page));
+    const values = formValues(page.ctx);
+    try {
+      checkFormText(page.ctx);
+      await ops.update(monitor.id, updateBody(values, monitor));
+    } catch (err) {
+      editMonitorPage(page, monitor, await page.ops.listSites(), values, monitorFormErrors(userMessage(err), values), errorStatus(err));
+      return;
+    }
+    page.redirect(`/dashboard/monitors/${monitor.id}?notice=monitor-updated`);
   };
 }
 
@@ -259,6 +300,7 @@ function actions(page: PageContext, monitor: MonitorView): SafeHtml {
       <input type="hidden" name="suspend" value="${monitor.suspend ? 'false' : 'true'}">
       <button type="submit">${monitor.suspend ? 'Resume' : 'Suspend'}</button>
     </form>
+    <a href="/dashboard/monitors/${monitor.id}/edit">Edit<span class="visually-hidden"> monitor ${monitor.name}</span></a>
     <a href="/dashboard/monitors/${monitor.id}/delete">Delete<span class="visually-hidden"> monitor ${monitor.name}</span></a>
   </div>`;
 }
