@@ -149,7 +149,7 @@ function pageRow(row: PageRow, index: number, errors: FieldErrors): SafeHtml {
       <input id="${id}-url" name="pageUrl" type="url" value="${row.url}"${error ? html` aria-invalid="true"` : ''}></div>
     <div class="field"><label for="${id}-full">Capture of page ${n}</label>
       <select id="${id}-full" name="pageFullPage">
-        <option value="viewport"${!row.fullPage && html` selected`}>The visible area (1280×720)</option>
+        <option value="viewport"${!row.fullPage && html` selected`}>The visible area</option>
         <option value="full"${row.fullPage && html` selected`}>The full page</option>
       </select></div>
     <div class="field"><label for="${id}-hide">Selectors to hide on page ${n}</label>

@@ -312,7 +312,11 @@ async function pictureSizes(deps: DashboardDeps, run: RunView | undefined): Prom
   await Promise.all(
     ids.map(async (id) => {
       const png = await service(deps).images.get(id);
-      if (png) sizes.set(id, readPngSize(png));
+      try {
+        if (png) sizes.set(id, readPngSize(png));
+      } catch {
+        // Not a PNG (a damaged file): shown as no picture rather than failing the page.
+      }
     }),
   );
   return sizes;
