@@ -52,3 +52,58 @@ export function barChart(id: string, title: string, labels: string[], series: Ch
     <ul class="legend">${series.map((s) => html`<li><span class="swatch ${s.className.replace('bar-', '')}"></span>${s.label}</li>`)}</ul>
   </figure>`;
 }
+
+/** A ratio (0..1) as a percentage with three significant figures: 0.000123 → "0.0123 %". */
+export function percent(ratio: number): string {
+  return `${Number((ratio * 100).toPrecision(3))} %`;
+}
+
+export interface LinePoint {
+  label: string;
+  /** Null: no value at that point (a gap in the line). */
+  value: number | null;
+}
+
+/**
+ * A line of ratios over time with a threshold drawn across it, as server-rendered SVG (same frame
+ * as barChart). The SVG has a title and a description stating the figures in words; callers show
+ * them in a table too.
+ */
+export function lineChart(id: string, title: string, description: string, points: LinePoint[], threshold: number): SafeHtml {
+  const plotHeight = HEIGHT - BOTTOM - TOP;
+  const max = Math.max(threshold * 1.5, ...points.map((point) => point.value ?? 0), 1e-6);
+  const slot = (WIDTH - LEFT) / Math.max(1, points.length);
+  const x = (i: number) => LEFT + i * slot + slot / 2;
+  const y = (value: number) => HEIGHT - BOTTOM - (value / max) * plotHeight;
+  const segments: string[][] = [[]];
+  points.forEach((point, i) => {
+    if (point.value === null) segments.push([]);
+    else segments.at(-1)?.push(`${x(i).toFixed(1)},${y(point.value).toFixed(1)}`);
+  });
+  const lines = segments.filter((segment) => segment.length > 1).map((segment) => html`<polyline class="line" points="${segment.join(' ')}"></polyline>`);
+  const dots = points.map((point, i) =>
+    point.value === null
+      ? html``
+      : html`<circle class="${point.value > threshold ? 'dot over' : 'dot'}" cx="${x(i).toFixed(1)}" cy="${y(point.value).toFixed(1)}" r="4"><title>${point.label}: ${percent(point.value)}</title></circle>`,
+  );
+  const ticks = points
+    .map((point, i) => ({ point, i }))
+    .filter(({ i }) => i % Math.ceil(points.length / 6) === 0)
+    .map(({ point, i }) => html`<text x="${x(i).toFixed(1)}" y="${HEIGHT - 6}" text-anchor="middle">${point.label}</text>`);
+  return html`<figure>
+    <svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="${id}-title ${id}-desc">
+      <title id="${id}-title">${title}</title>
+      <desc id="${id}-desc">${description}</desc>
+      <line class="axis" x1="${LEFT}" y1="${HEIGHT - BOTTOM}" x2="${WIDTH}" y2="${HEIGHT - BOTTOM}"></line>
+      <line class="axis" x1="${LEFT}" y1="${TOP}" x2="${LEFT}" y2="${HEIGHT - BOTTOM}"></line>
+      <text x="${LEFT - 6}" y="${TOP + 10}" text-anchor="end">${percent(max)}</text>
+      <text x="${LEFT - 6}" y="${HEIGHT - BOTTOM}" text-anchor="end">0 %</text>
+      <line class="threshold" x1="${LEFT}" y1="${y(threshold).toFixed(1)}" x2="${WIDTH}" y2="${y(threshold).toFixed(1)}"></line>
+      <text class="threshold-label" x="${WIDTH - 4}" y="${(y(threshold) - 4).toFixed(1)}" text-anchor="end">threshold ${percent(threshold)}</text>
+      ${lines}
+      ${dots}
+      ${ticks}
+    </svg>
+    <figcaption>${title}</figcaption>
+  </figure>`;
+}

@@ -8,6 +8,7 @@ import type { Renderer } from '../../../renderer/src/renderer.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import type { ResultCache } from '../result-cache/result-cache.ts';
 import type { CaptureJobs } from '../captures/service.ts';
+import type { MonitorService } from '../monitors/service.ts';
 import type { DashboardConfig } from './config.ts';
 import { checkCsrf, formBody } from './forms.ts';
 import type { HtmlValue } from './html.ts';
@@ -26,6 +27,8 @@ export interface DashboardDeps {
   sessions: SessionManager;
   /** The Jobs page lists asynchronous captures; absent when ASYNC_CAPTURES is off. */
   captures?: CaptureJobs | undefined;
+  /** The Monitors page; absent when page monitors do not run on this API. */
+  monitors?: MonitorService | undefined;
   bodyLimitBytes: number;
 }
 

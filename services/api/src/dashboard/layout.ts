@@ -4,7 +4,8 @@ import { html, type HtmlValue, type SafeHtml } from './html.ts';
 /**
  * The page shell and the response headers every dashboard answer carries. The CSP allows only
  * this service's own stylesheet and script (no inline script or style, nothing from elsewhere);
- * `img-src data:` is for the Try it screenshot, which arrives as a data URI.
+ * `img-src data:` is for the Try it screenshot, which arrives as a data URI (monitor pictures are
+ * served by the dashboard itself).
  */
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -28,7 +29,7 @@ export function setSecurityHeaders(ctx: Context): void {
   });
 }
 
-export type Section = 'sites' | 'keys' | 'usage' | 'try' | 'jobs';
+export type Section = 'sites' | 'keys' | 'usage' | 'try' | 'jobs' | 'monitors';
 
 const SECTIONS: { id: Section; label: string; href: string }[] = [
   { id: 'sites', label: 'Sites', href: '/dashboard/sites' },
@@ -36,6 +37,7 @@ const SECTIONS: { id: Section; label: string; href: string }[] = [
   { id: 'usage', label: 'Usage', href: '/dashboard/usage' },
   { id: 'try', label: 'Try it', href: '/dashboard/try' },
   { id: 'jobs', label: 'Jobs', href: '/dashboard/jobs' },
+  { id: 'monitors', label: 'Monitors', href: '/dashboard/monitors' },
 ];
 
 export interface SignedInShell {

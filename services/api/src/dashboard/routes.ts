@@ -21,6 +21,23 @@ import { confirmSiteDeletion, createSite, deleteSite, showSite, showSites, SITE_
 import { captureTry, showTry, TRY_FORM_FIELDS } from './pages/try.ts';
 import { showUsage } from './pages/usage.ts';
 import { showJobs } from './pages/jobs.ts';
+import {
+  ACCEPT_FORM_FIELDS,
+  acceptBaseline,
+  confirmMonitorDeletion,
+  createMonitor,
+  deleteMonitor,
+  MONITOR_FORM_FIELDS,
+  monitorImage,
+  runMonitorNow,
+  showMonitor,
+  showMonitorEdit,
+  showMonitors,
+  showNewMonitor,
+  SUSPEND_FORM_FIELDS,
+  suspendMonitor,
+  updateMonitor,
+} from './pages/monitors.ts';
 import { showSignIn, SIGN_IN_FIELDS, signIn, signOut } from './sign-in.ts';
 
 /**
@@ -64,5 +81,18 @@ export function dashboardRoutes(deps: DashboardDeps): Route[] {
     page('GET', '/dashboard/try', 'try', showTry),
     page('POST', '/dashboard/try', 'try', captureTry(deps), TRY_FORM_FIELDS),
     page('GET', '/dashboard/jobs', 'jobs', showJobs(deps)),
+
+    page('GET', '/dashboard/monitors', 'monitors', showMonitors(deps)),
+    page('POST', '/dashboard/monitors', 'monitors', createMonitor(deps), MONITOR_FORM_FIELDS),
+    page('GET', '/dashboard/monitors/new', 'monitors', showNewMonitor(deps)),
+    page('GET', '/dashboard/monitors/:monitorId', 'monitors', showMonitor(deps)),
+    page('GET', '/dashboard/monitors/:monitorId/images/:imageId', 'monitors', monitorImage(deps)),
+    page('POST', '/dashboard/monitors/:monitorId/run', 'monitors', runMonitorNow(deps)),
+    page('POST', '/dashboard/monitors/:monitorId/baseline', 'monitors', acceptBaseline(deps), ACCEPT_FORM_FIELDS),
+    page('POST', '/dashboard/monitors/:monitorId/suspend', 'monitors', suspendMonitor(deps), SUSPEND_FORM_FIELDS),
+    page('GET', '/dashboard/monitors/:monitorId/edit', 'monitors', showMonitorEdit(deps)),
+    page('POST', '/dashboard/monitors/:monitorId/edit', 'monitors', updateMonitor(deps), MONITOR_FORM_FIELDS),
+    page('GET', '/dashboard/monitors/:monitorId/delete', 'monitors', confirmMonitorDeletion(deps)),
+    page('POST', '/dashboard/monitors/:monitorId/delete', 'monitors', deleteMonitor(deps)),
   ];
 }

@@ -2,12 +2,11 @@ import { expect } from 'chai';
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
 import request from 'supertest';
 import { chromiumLaunchOptions } from '../../../../services/renderer/src/pool.ts';
-import { seriousAxeViolations } from '../../../support/axe.ts';
 import { decodeAnyDataUri, near } from '../../../support/decode-image.ts';
 import { page as fixturePage, startFixtureServer, type FixtureServer } from '../../../support/fixture-server.ts';
 import { decodeDataUri, startRenderer, testConfig } from '../../../support/harness.ts';
 import { pdfInfo, pdfOfDataUri } from '../../../support/pdf.ts';
-import { EMAIL, PASSWORD, startDashboard, type DashboardHarness } from './support.ts';
+import { auditedPage, EMAIL, PASSWORD, startDashboard, type AuditedPage, type DashboardHarness } from './support.ts';
 
 /**
  * The dashboard in real Chromium (puppeteer-core on Debian's Chromium), driven with the keyboard
@@ -23,7 +22,7 @@ describe('dashboard in a real browser (hosted, Chromium, axe-core)', function ()
   let context: BrowserContext;
   let page: Page;
   let origin: string;
-  const cspViolations: string[] = [];
+  let audit: AuditedPage['audit'];
 
   before(async () => {
     fixtures = await startFixtureServer();
@@ -36,26 +35,13 @@ describe('dashboard in a real browser (hosted, Chromium, axe-core)', function ()
   beforeEach(async () => {
     dashboard = await startDashboard();
     origin = await dashboard.listen();
-    // A context of its own per test: no cookie carries over from one test to the next.
-    context = await browser.createBrowserContext();
-    page = await context.newPage();
-    // A capture on a loaded machine, or one that waits out the navigation timeout, outlasts puppeteer's 30 s default.
-    page.setDefaultTimeout(120_000);
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
-    });
+    ({ context, page, audit } = await auditedPage(browser));
   });
   afterEach(async () => {
     await context.close();
     await dashboard.close();
   });
 
-  /** The current page has no serious or critical axe violation, and the CSP refused nothing so far. */
-  const audit = async () => {
-    const violations = (await seriousAxeViolations(page)).map((v) => `${v.impact} ${v.id}: ${v.help} (${v.targets.join(', ')})`);
-    expect(violations, `axe on "${await page.title()}"`).to.deep.equal([]);
-    expect(cspViolations, 'CSP violations').to.deep.equal([]);
-  };
   const heading = () => page.$eval('h1', (h1) => h1.textContent);
   const goto = async (path: string) => {
     const response = await page.goto(`${origin}${path}`);

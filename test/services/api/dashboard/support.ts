@@ -4,6 +4,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type Koa from 'koa';
+import { expect } from 'chai';
+import type { Browser, BrowserContext, Page } from 'puppeteer-core';
+import { seriousAxeViolations } from '../../../support/axe.ts';
 import { hashPassword } from '../../../../lib/passwords.ts';
 import { openStore } from '../../../../lib/store/open.ts';
 import type { Account, Store } from '../../../../lib/store/store.ts';
@@ -14,6 +17,9 @@ import { lazyResultCache } from '../../../../services/api/src/result-cache/open.
 import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
 import { createCaptureJobs } from '../../../../services/api/src/captures/service.ts';
 import { createNetworkGuard } from '../../../../services/renderer/src/guard/network-guard.ts';
+import { createJobRunner } from '../../../../lib/jobs/runner.ts';
+import { openMonitorImages } from '../../../../services/api/src/monitors/images.ts';
+import { startMonitorService, type MonitorService } from '../../../../services/api/src/monitors/service.ts';
 
 export const EMAIL = 'ada@example.com';
 export const PASSWORD = 'correct horse battery';
@@ -29,6 +35,8 @@ export interface DashboardHarness {
   store: Store;
   account: Account;
   user: User;
+  /** With `monitors: true`: the page monitors' service the app runs (scheduler, runner, pictures). */
+  monitors: MonitorService | undefined;
   /** http://127.0.0.1:port once `listen` has run. */
   origin: string;
   listen(): Promise<string>;
@@ -36,8 +44,11 @@ export interface DashboardHarness {
   close(): Promise<void>;
 }
 
-/** `renderer` replaces the shared test renderer, for a test that needs other renderer settings; `captures` runs asynchronous captures too. */
-export async function startDashboard(env: Record<string, string> = {}, renderer?: Renderer, options: { captures?: boolean } = {}): Promise<DashboardHarness> {
+/**
+ * `renderer` replaces the shared test renderer, for a test that needs other renderer settings;
+ * `captures` runs asynchronous captures too, `monitors` page monitors (on the same job runner, as main.ts does).
+ */
+export async function startDashboard(env: Record<string, string> = {}, renderer?: Renderer, options: { captures?: boolean; monitors?: boolean } = {}): Promise<DashboardHarness> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-dashboard-'));
   const config = testConfig({ MODE: 'hosted', DATA_DIR: dataDir, ...env });
   const store = await openStore(config.store);
@@ -49,8 +60,21 @@ export async function startDashboard(env: Record<string, string> = {}, renderer?
   const captures = options.captures
     ? createCaptureJobs({ store, renderer: rendering, config: config.captures, logger: silentLogger, guard: createNetworkGuard(config.renderer.networkAllowlist), resultCache })
     : undefined;
-  captures?.runner.start();
-  const app = createApp({ config, renderer: rendering, logger: silentLogger, store, resultCache, clock: () => new Date(Date.now() + offsetMs), ...(captures ? { captures } : {}) });
+  const runner = options.monitors ? (captures?.runner ?? createJobRunner({ store, logger: silentLogger, concurrency: 2, leaseMs: 30_000, pollIntervalMs: 50 })) : captures?.runner;
+  const monitors = options.monitors && runner
+    ? startMonitorService({ store, renderer: rendering, images: await openMonitorImages(config.monitors.images), runner, config: config.monitors, logger: silentLogger })
+    : undefined;
+  runner?.start();
+  const app = createApp({
+    config,
+    renderer: rendering,
+    logger: silentLogger,
+    store,
+    resultCache,
+    clock: () => new Date(Date.now() + offsetMs),
+    ...(captures ? { captures } : {}),
+    ...(monitors ? { monitors } : {}),
+  });
   let server: http.Server | undefined;
 
   const harness: DashboardHarness = {
@@ -58,6 +82,7 @@ export async function startDashboard(env: Record<string, string> = {}, renderer?
     store,
     account,
     user,
+    monitors,
     origin: '',
     async listen() {
       server = http.createServer(app.callback());
@@ -73,11 +98,41 @@ export async function startDashboard(env: Record<string, string> = {}, renderer?
         server.closeAllConnections();
         await new Promise((resolve) => server?.close(resolve));
       }
-      await captures?.runner.stop(1000);
+      monitors?.stop();
+      await runner?.stop(1000);
+      await monitors?.images.close();
       await resultCache.close();
       await store.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
   return harness;
+}
+
+export interface AuditedPage {
+  context: BrowserContext;
+  page: Page;
+  /** The page as it is now has no serious or critical axe violation, and the CSP refused nothing so far. */
+  audit(): Promise<void>;
+}
+
+/**
+ * A page in a browser context of its own (no cookie carries over from one test to the next), whose
+ * console is watched for Content Security Policy refusals.
+ */
+export async function auditedPage(browser: Browser): Promise<AuditedPage> {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  // A capture on a loaded machine, or one that waits out the navigation timeout, outlasts puppeteer's 30 s default.
+  page.setDefaultTimeout(120_000);
+  const cspViolations: string[] = [];
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
+  const audit = async () => {
+    const violations = (await seriousAxeViolations(page)).map((v) => `${v.impact} ${v.id}: ${v.help} (${v.targets.join(', ')})`);
+    expect(violations, `axe on "${await page.title()}"`).to.deep.equal([]);
+    expect(cspViolations, 'CSP violations').to.deep.equal([]);
+  };
+  return { context, page, audit };
 }

@@ -1,4 +1,5 @@
-// The dashboard's only script: copy buttons, and Try it's options that apply to some formats only.
+// The dashboard's only script: copy buttons, Try it's options that apply to some formats only, and
+// a monitor's page reloading itself while a run is in progress.
 // Every page works without it; the CSP allows no other script. Confirmations are pages of their
 // own and the usage chart is SVG from the server.
 'use strict';
@@ -30,3 +31,12 @@ function syncDependentControls() {
 }
 document.addEventListener('change', syncDependentControls);
 syncDependentControls();
+
+// A page that shows work in progress (a monitor's run queued or running) carries data-reload-seconds:
+// it follows its "Reload now" link (the page without the notice of the post that started the work)
+// until the work is done, when the page no longer carries it. Without this script the link does the same.
+const reloading = document.querySelector('[data-reload-seconds]');
+if (reloading) {
+  const link = reloading.querySelector('a[href]');
+  setTimeout(() => location.replace(link ? link.href : location.href), Number(reloading.getAttribute('data-reload-seconds')) * 1000);
+}

@@ -43,6 +43,13 @@ const NOTICES: Record<string, string> = {
   'site-updated': 'The site was saved. Keys apply its domains from their next request.',
   'site-deleted': 'The site and its keys were deleted.',
   'key-deleted': 'The key was deleted. It stopped working at once.',
+  'monitor-created': 'The monitor was created. Its first run takes the baselines: Run now takes them at once.',
+  'monitor-updated': 'The monitor was saved. A run queued before the change is skipped; the next runs use the new settings.',
+  'monitor-deleted': 'The monitor, its runs and its pictures were deleted.',
+  'monitor-run-queued': 'A run was queued. Its pictures show here once it has finished.',
+  'monitor-baseline-accepted': "The capture was accepted as the page's baseline: the next runs compare with it.",
+  'monitor-suspended': 'The monitor was suspended: no scheduled run starts until you resume it. Run now still works.',
+  'monitor-resumed': 'The monitor was resumed: it runs on its schedule again.',
 };
 
 export function notice(query: Record<string, unknown>): SafeHtml {
