@@ -26,6 +26,7 @@ describe('operator config', () => {
       retryPeriodMs: 2_000,
     });
     expect(config.resyncMs).to.equal(300_000);
+    expect(config.monitorStatusIntervalMs).to.equal(30_000);
   });
 
   it('reads a comma-separated WATCH_NAMESPACE and keeps the Lease in the one watched namespace', () => {
@@ -64,5 +65,11 @@ describe('operator config', () => {
 
   it('refuses an OPERATOR_PORT out of range', () => {
     expect(() => loadOperatorConfig({ OPERATOR_PORT: '70000' })).to.throw(ConfigError, /OPERATOR_PORT/);
+  });
+
+  it('reads how often PageMonitor status is refreshed, from 1 s to an hour', () => {
+    expect(loadOperatorConfig({ MONITOR_STATUS_INTERVAL_SECONDS: '5' }).monitorStatusIntervalMs).to.equal(5_000);
+    expect(() => loadOperatorConfig({ MONITOR_STATUS_INTERVAL_SECONDS: '0' })).to.throw(ConfigError, /MONITOR_STATUS_INTERVAL_SECONDS/);
+    expect(() => loadOperatorConfig({ MONITOR_STATUS_INTERVAL_SECONDS: '3601' })).to.throw(ConfigError, /MONITOR_STATUS_INTERVAL_SECONDS/);
   });
 });

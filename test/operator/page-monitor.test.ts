@@ -5,6 +5,7 @@ import type { Monitor, MonitorRun } from '../../lib/store/monitors.ts';
 import type { Account } from '../../lib/store/store.ts';
 import type { PageMonitorResource, SiteResource } from '../../operator/src/resources.ts';
 import type { Renderer } from '../../services/renderer/src/renderer.ts';
+import { resettingPort } from '../support/fixture-server.ts';
 import { sharedRenderer } from '../support/harness.ts';
 import { kubectl } from '../support/k8s-tools.ts';
 import {
@@ -320,16 +321,22 @@ describe('PageMonitor controller on a real API server, with real Chromium captur
   });
 
   it('records RunFailed, with the error in the page status, for a page that cannot be captured', async () => {
-    await ctx.kube.createPageMonitor('broken', { account: ctx.account.id, schedule: '@daily', pages: [{ name: 'down', url: 'http://127.0.0.1:9/', removeAds: false }] });
-    const { resource, run } = await runAndMirror('broken');
-    expect(resource.status?.pages?.[0]?.lastError).to.match(/ERR_CONNECTION_REFUSED|refused|failed/i);
-    expect(condition(resource, 'Changed')?.message).to.match(/\(1 failed\)$/);
-    const failed = await waitFor('the RunFailed event', async () => {
-      const found = await eventsOf('broken', 'RunFailed');
-      return found.length > 0 && found;
-    });
-    expect(failed).to.have.length(1);
-    expect(failed[0]).to.deep.include({ type: 'Warning' });
-    expect(failed[0]?.message).to.match(new RegExp(`^Page down failed in run ${run.id}: `));
+    // A port that resets every connection, held by this test (a free port could be taken meanwhile).
+    const down = await resettingPort();
+    try {
+      await ctx.kube.createPageMonitor('broken', { account: ctx.account.id, schedule: '@daily', pages: [{ name: 'down', url: `http://127.0.0.1:${down.port}/`, removeAds: false }] });
+      const { resource, run } = await runAndMirror('broken');
+      expect(resource.status?.pages?.[0]?.lastError).to.match(/ERR_CONNECTION_RESET/);
+      expect(condition(resource, 'Changed')?.message).to.match(/\(1 failed\)$/);
+      const failed = await waitFor('the RunFailed event', async () => {
+        const found = await eventsOf('broken', 'RunFailed');
+        return found.length > 0 && found;
+      });
+      expect(failed).to.have.length(1);
+      expect(failed[0]).to.deep.include({ type: 'Warning' });
+      expect(failed[0]?.message).to.match(new RegExp(`^Page down failed in run ${run.id}: `));
+    } finally {
+      await down.close();
+    }
   });
 });
