@@ -280,6 +280,8 @@ describe('PageMonitor controller on a real API server, with real Chromium captur
     expect(offers).to.deep.include({ name: 'offers', changed: true, lastCaptureId: offersRun?.captureImageId, baselineCaptureId: first.run.pages[0]?.captureImageId });
     // A 300×150 box of a 1280×720 picture: 4.9 % of its pixels.
     expect(offers?.diffRatio).to.be.within(0.04, 0.06);
+    // Status shows the ratio to four significant digits for kubectl's column; the run keeps the exact one.
+    expect(offers?.diffRatio).to.equal(Number(offersRun?.diffRatio?.toPrecision(4)));
     expect(offers?.regions?.[0]).to.deep.include({ left: 0, width: 300 });
     expect(about).to.deep.include({ name: 'about', changed: false, diffRatio: 0, regions: [], lastCaptureId: aboutRun?.captureImageId });
     expect(second.resource.status?.largestDiffRatio).to.equal(offers?.diffRatio);

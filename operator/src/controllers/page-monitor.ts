@@ -109,7 +109,7 @@ async function mirror(deps: ControllerDeps, resource: PageMonitorResource, monit
     monitorId: monitor.id,
     observedGeneration: generation,
     ...(monitor.nextRunAt ? { nextRunTime: monitor.nextRunAt } : {}),
-    ...(run ? { lastRunId: run.id, lastRunTime: run.finishedAt, largestDiffRatio: Math.max(0, ...run.pages.map((page) => page.diffRatio ?? 0)) } : {}),
+    ...(run ? { lastRunId: run.id, lastRunTime: run.finishedAt, largestDiffRatio: readable(Math.max(0, ...run.pages.map((page) => page.diffRatio ?? 0))) } : {}),
     pages: pageStatuses(monitor),
     conditions: withCondition(withReady(previous?.conditions, readyState(ready), generation, now), changedCondition(monitor, generation), now),
   };
@@ -144,6 +144,15 @@ async function recordBaselineEvents({ events }: ControllerDeps, resource: PageMo
   }
 }
 
+/**
+ * A ratio for people reading `kubectl get vfmon`: four significant digits (0.08589, not
+ * 0.08588758680555555), which keeps a ratio far below the smallest threshold distinct from 0.
+ * The API's runs keep the exact figure.
+ */
+function readable(ratio: number): number {
+  return Number(ratio.toPrecision(4));
+}
+
 function percent(ratio: number): string {
   return `${(ratio * 100).toFixed(2)} %`;
 }
@@ -163,7 +172,7 @@ function pageStatuses(monitor: ManagedMonitor): NonNullable<MonitorStatus['pages
         ? {
             lastRunTime: run.finishedAt,
             changed: result.outcome === 'changed',
-            ...(result.diffRatio !== null ? { diffRatio: result.diffRatio } : {}),
+            ...(result.diffRatio !== null ? { diffRatio: readable(result.diffRatio) } : {}),
             ...(result.captureImageId ? { lastCaptureId: result.captureImageId } : {}),
             ...(result.error ? { lastError: result.error } : {}),
             regions: result.regions.slice(0, MAX_STATUS_REGIONS),
