@@ -76,6 +76,12 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
     const host = hostOfUrl(page.url);
     if (host === undefined || !hostMatches(host, site.allowedDomains)) return failed(domainRefusal(host, undefined, site.id));
   }
+  // Usage counts a monitor's captures as /api/screenshot's: for its site, if any, and for the
+  // monitor instead of a key. They take nothing from any key's rate limit: MONITOR_SLOT_SHARE bounds them.
+  const recordUsage = (outcome: 'capture' | 'failure', bytes: number) =>
+    deps.store
+      .recordUsage({ accountId: monitor.accountId, siteId: monitor.siteId, monitorId: monitor.id, outcome, bytes })
+      .catch((err: unknown) => deps.logger.error({ err, monitorId: monitor.id }, 'Failed to record usage'));
   let image: Buffer;
   try {
     const release = await deps.slots.acquire(signal);
@@ -86,8 +92,10 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
     }
   } catch (err) {
     if (signal?.aborted) throw err;
+    await recordUsage('failure', 0);
     return failed((err as Error).message);
   }
+  await recordUsage('capture', image.length);
   const captureImageId = await deps.images.put(image);
   const baselineImageId = monitor.baselines[page.name] ?? null;
   const baseline = baselineImageId === null ? null : await deps.images.get(baselineImageId);
