@@ -40,6 +40,8 @@ export async function runMonitor(deps: RunDeps, monitor: Monitor, request: RunRe
     recordPageRun({ ...labels, page: page.name }, result.outcome);
     pages.push(result);
   }
+  // A replica that lost its lease meanwhile (another one runs this job now) records nothing.
+  request.signal?.throwIfAborted();
   const run = await deps.store.recordMonitorRun({ monitorId: monitor.id, trigger: request.trigger, scheduledAt: request.scheduledAt, startedAt, finishedAt: new Date(), pages });
   recordRunDuration(labels, (run.finishedAt.getTime() - startedAt.getTime()) / 1000);
   await pruneHistory(deps, monitor.id);
