@@ -1,21 +1,10 @@
 import { expect } from 'chai';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { closedPort, startFixtureServer, type FixtureServer } from '../support/fixture-server.ts';
-import { API_MAIN, READY_TIMEOUT_MS, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../support/processes.ts';
+import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../support/processes.ts';
+import { startPrometheus, type PrometheusServer, type Sample } from './prometheus-server.ts';
 
-const RULES = fileURLToPath(new URL('../../charts/viewfinder/files/prometheus-rules.yaml', import.meta.url));
 const API_JOB = 'viewfinder-api';
 const RENDERER_JOB = 'viewfinder-renderer';
-
-interface Sample {
-  metric: Record<string, string>;
-  value: [number, string];
-}
 
 /**
  * The API and the renderer service run as their own processes, a real Prometheus scrapes both
@@ -26,64 +15,16 @@ describe('a real Prometheus scraping the API and the renderer service', function
   let fixtures: FixtureServer;
   let renderer: ServiceProcess;
   let api: ServiceProcess;
-  let prometheus: ChildProcess | undefined;
-  let prometheusOutput = '';
-  let prometheusBase: string;
-  let dataDir: string;
-
-  async function query(promql: string): Promise<Sample[]> {
-    const response = await fetch(`${prometheusBase}/api/v1/query?query=${encodeURIComponent(promql)}`);
-    const body = (await response.json()) as { status: string; data: { result: Sample[] }; error?: string };
-    if (body.status !== 'success') throw new Error(`query ${promql} failed: ${body.error}`);
-    return body.data.result;
-  }
-  /** Polls Prometheus until `promql` returns a sample that satisfies `accept`, then returns the samples. */
-  async function eventually(promql: string, accept: (samples: Sample[]) => boolean): Promise<Sample[]> {
-    let last: Sample[] = [];
-    for (let attempt = 0; attempt < 120; attempt++) {
-      last = await query(promql);
-      if (accept(last)) return last;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-    throw new Error(`Prometheus never answered ${promql} as expected; last answer: ${JSON.stringify(last)}\n${prometheusOutput}`);
-  }
+  let prometheus: PrometheusServer;
+  const query = (promql: string) => prometheus.query(promql);
+  const eventually = (promql: string, accept: (samples: Sample[]) => boolean) => prometheus.eventually(promql, accept);
   const value = (samples: Sample[]) => Number(samples[0]?.value[1]);
 
   before(async () => {
-    const version = spawnSync('prometheus', ['--version'], { encoding: 'utf8' });
-    if (version.error) {
-      throw new Error(`prometheus is not on PATH (${version.error.message}); \`make test\` installs Debian's prometheus package`);
-    }
     fixtures = await startFixtureServer();
     renderer = await startServiceProcess(RENDERER_MAIN, { RENDER_CONCURRENCY: '1' });
     api = await startServiceProcess(API_MAIN, { RENDERER_URL: renderer.base, RENDERER_PROBE_INTERVAL_MS: '500' });
-
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-prometheus-'));
-    const config = {
-      global: { scrape_interval: '1s', scrape_timeout: '900ms', evaluation_interval: '1s' },
-      rule_files: [RULES],
-      scrape_configs: [
-        { job_name: API_JOB, static_configs: [{ targets: [`127.0.0.1:${api.port}`] }] },
-        { job_name: RENDERER_JOB, static_configs: [{ targets: [`127.0.0.1:${renderer.port}`] }] },
-      ],
-    };
-    // JSON is YAML: no YAML writer needed.
-    writeFileSync(path.join(dataDir, 'prometheus.yml'), JSON.stringify(config, null, 2));
-    const port = await closedPort();
-    prometheusBase = `http://127.0.0.1:${port}`;
-    prometheus = spawn(
-      'prometheus',
-      [`--config.file=${path.join(dataDir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dataDir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    prometheus.stdout?.on('data', (chunk) => (prometheusOutput += chunk));
-    prometheus.stderr?.on('data', (chunk) => (prometheusOutput += chunk));
-    for (const deadline = Date.now() + READY_TIMEOUT_MS; ; ) {
-      if (prometheus.exitCode !== null) throw new Error(`prometheus exited with ${prometheus.exitCode}:\n${prometheusOutput}`);
-      if (await fetch(`${prometheusBase}/-/ready`).then((r) => r.ok, () => false)) break;
-      if (Date.now() > deadline) throw new Error(`prometheus did not become ready:\n${prometheusOutput}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    prometheus = await startPrometheus({ [API_JOB]: [`127.0.0.1:${api.port}`], [RENDERER_JOB]: [`127.0.0.1:${renderer.port}`] });
 
     // Both targets scraped once before any capture, so that rate() sees the counters rise.
     await eventually(`up{job=~"${API_JOB}|${RENDERER_JOB}"} == 1`, (samples) => samples.length === 2);
@@ -99,14 +40,9 @@ describe('a real Prometheus scraping the API and the renderer service', function
   });
 
   after(async () => {
-    if (prometheus && prometheus.exitCode === null) {
-      const exited = once(prometheus, 'exit');
-      prometheus.kill('SIGTERM');
-      await exited;
-    }
+    await prometheus?.stop();
     await Promise.all([api?.stop(), renderer?.stop()]);
     await fixtures?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('scrapes both services: up is 1 for the API and the renderer', async () => {
@@ -185,7 +121,7 @@ describe('a real Prometheus scraping the API and the renderer service', function
   it('loads the alerting rules and evaluates them without error, none firing on a healthy system', async () => {
     let groups: { rules: { name: string; health: string; lastError?: string; state?: string; type: string }[] }[] = [];
     for (let attempt = 0; attempt < 60; attempt++) {
-      const response = (await (await fetch(`${prometheusBase}/api/v1/rules`)).json()) as { data: { groups: typeof groups } };
+      const response = (await (await fetch(`${prometheus.base}/api/v1/rules`)).json()) as { data: { groups: typeof groups } };
       groups = response.data.groups;
       if (groups.flatMap((g) => g.rules).every((rule) => rule.health === 'ok')) break;
       await new Promise((resolve) => setTimeout(resolve, 500));
