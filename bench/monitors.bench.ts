@@ -8,8 +8,9 @@
  *    again. Twice: half as many clients as slots (slots to spare: monitor captures take one) and as
  *    many as slots (every slot busy: monitor captures wait for a gap). Printed as each condition's figures and their ratios; the goal is
  *    "unchanged within noise";
- * 2. the memory one run of 20 full pages adds: the API's RSS and the renderer's (its process and
- *    Chromium's, RSS and PSS), sampled every 100 ms during the run, against the idle figures just before.
+ * 2. the memory one run of 20 full pages adds (a run that compares each with its baseline): the
+ *    API's RSS and the renderer's (its process and Chromium's, RSS and PSS), sampled every 100 ms
+ *    during the run, against the idle figures just before.
  *
  * Every capture is of a loopback fixture page. Nothing here asserts on time: it prints.
  * Run: node bench/monitors.bench.ts (BENCH_ROUNDS, BENCH_CAPTURES per round and condition, BENCH_CAPACITY, BENCH_CLIENTS: a list).
@@ -137,6 +138,8 @@ for (const clients of CLIENTS) await interactive(clients);
 
 // 2. The memory a run of 20 full pages adds.
 const full = await createMonitor('full-pages', true);
+// Its first run only takes the baselines; the run measured is the second, which compares every page.
+await runOnce(full);
 const rendererPid = renderer.child.pid as number;
 const apiPid = api.child.pid as number;
 const memory = () => {
