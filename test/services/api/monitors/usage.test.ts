@@ -1,6 +1,5 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { startLoggingPages } from '../../../support/logging-pages.ts';
 import { waitFor } from '../../../operator/support.ts';
 import { startHosted, type HostedHarness } from '../hosted/support.ts';
 
@@ -12,23 +11,15 @@ import { startHosted, type HostedHarness } from '../hosted/support.ts';
 describe('page monitor captures in usage (hosted, real Chromium)', function () {
   this.timeout(180_000);
   let hosted: HostedHarness;
-  let server: http.Server;
-  let origin: string;
-  const hits = new Map<string, number>();
+  let pages: Awaited<ReturnType<typeof startLoggingPages>>;
 
   before(async () => {
-    server = http.createServer((req, res) => {
-      hits.set(req.url ?? '', (hits.get(req.url ?? '') ?? 0) + 1);
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-      res.end(`<!doctype html><html><head><meta charset="utf-8"><title>t</title></head><body><h1>${req.url}</h1></body></html>`);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    pages = await startLoggingPages();
     hosted = await startHosted({ monitors: true });
   });
   after(async () => {
-    await hosted.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await hosted?.close();
+    await pages?.close();
   });
 
   const api = () => hosted.api(hosted.fullKey);
@@ -41,8 +32,8 @@ describe('page monitor captures in usage (hosted, real Chromium)', function () {
 
   it('counts each page of a run once, for the monitor and its site, and a failed page as a failure', async () => {
     const site = (await api().post('/api/sites', { name: 'Local', allowedDomains: ['127.0.0.1'] })).body;
-    const pages = ['a', 'b', 'c'].map((name) => ({ name, url: `${origin}/${name}`, removeAds: false }));
-    const monitor = (await api().post('/api/monitors', { name: 'scoped', siteId: site.id, schedule: '@yearly', pages: [...pages, { name: 'gone', url: 'http://127.0.0.1:9/', removeAds: false }] })).body;
+    const monitorPages = ['a', 'b', 'c'].map((name) => ({ name, url: pages.url(name), removeAds: false }));
+    const monitor = (await api().post('/api/monitors', { name: 'scoped', siteId: site.id, schedule: '@yearly', pages: [...monitorPages, { name: 'gone', url: 'http://127.0.0.1:9/', removeAds: false }] })).body;
     expect(monitor.id, JSON.stringify(monitor)).to.match(/^mon_/);
     await runOnce(monitor.id);
 
@@ -60,19 +51,19 @@ describe('page monitor captures in usage (hosted, real Chromium)', function () {
 
   it('counts a full-access monitor under the monitor only, and uses none of a key’s rate limit', async () => {
     await hosted.store.setAccountRateLimit(hosted.account.id, 1);
-    const pages = ['d', 'e'].map((name) => ({ name, url: `${origin}/${name}`, removeAds: false }));
-    const monitor = (await api().post('/api/monitors', { name: 'full', schedule: '@yearly', pages })).body;
+    const monitorPages = ['d', 'e'].map((name) => ({ name, url: pages.url(name), removeAds: false }));
+    const monitor = (await api().post('/api/monitors', { name: 'full', schedule: '@yearly', pages: monitorPages })).body;
     const sitesBefore = (await api().get('/api/usage')).body.sites;
     await runOnce(monitor.id);
     const usage = (await api().get('/api/usage')).body;
     expect(usage.monitors[monitor.id]).to.deep.include({ captures: 2, failures: 0 });
     expect(usage.sites, 'a monitor without a site counts for no site').to.deep.equal(sitesBefore);
-    expect([hits.get('/d'), hits.get('/e')]).to.deep.equal([1, 1]);
+    expect([pages.requests('d').length, pages.requests('e').length], 'each page loaded once').to.deep.equal([1, 1]);
 
     // The monitor's captures left the key's budget of 1 per minute whole: the first capture passes, the next is a 429.
     const site = (await api().post('/api/sites', { name: 'Budget', allowedDomains: ['127.0.0.1'] })).body;
-    const first = await api().post('/api/screenshot', { url: `${origin}/f`, site_id: site.id, removeAds: false });
+    const first = await api().post('/api/screenshot', { url: pages.url('f'), site_id: site.id, removeAds: false });
     expect(first.status, first.text).to.equal(200);
-    expect((await api().post('/api/screenshot', { url: `${origin}/f`, site_id: site.id, removeAds: false })).status).to.equal(429);
+    expect((await api().post('/api/screenshot', { url: pages.url('f'), site_id: site.id, removeAds: false })).status).to.equal(429);
   });
 });
