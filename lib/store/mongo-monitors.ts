@@ -126,10 +126,14 @@ export async function mongoMonitorStore(connection: Connection): Promise<Monitor
       await Runs.deleteMany({ monitorId: id });
       return deleted.deletedCount > 0;
     },
-    async recordMonitorRun(input) {
-      const id = newId('run');
-      await Runs.create({ _id: id, ...input });
-      return { id, ...input };
+    async recordMonitorRun({ id = newId('run'), ...input }) {
+      try {
+        await Runs.create({ _id: id, ...input });
+        return { id, ...input };
+      } catch (err) {
+        if ((err as { code?: number })?.code !== 11000) throw err;
+        return toRun((await Runs.findById(id).lean<RunDoc>()) as RunDoc);
+      }
     },
     listMonitorRuns: async (monitorId, limit) => (await Runs.find({ monitorId }).sort({ finishedAt: -1, _id: -1 }).limit(limit).lean<RunDoc[]>()).map(toRun),
     getMonitorRun: async (id) => {

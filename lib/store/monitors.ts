@@ -97,7 +97,8 @@ export interface MonitorRun {
   pages: MonitorPageResult[];
 }
 
-export type NewMonitorRun = Omit<MonitorRun, 'id'>;
+/** `id`, when given (a run's job names it), makes recording idempotent. */
+export type NewMonitorRun = Omit<MonitorRun, 'id'> & { id?: string };
 
 export interface MonitorStore {
   /** Conflict when the account already has a monitor of that name in that scope, or another monitor has that managedBy. */
@@ -114,6 +115,10 @@ export interface MonitorStore {
   setMonitorBaseline(id: string, page: string, imageId: string | null): Promise<Monitor | null>;
   /** Deletes the monitor and its runs. False when there was no such monitor. */
   deleteMonitor(id: string): Promise<boolean>;
+  /**
+   * With an id, a second record under the same id changes nothing and answers the first: a run
+   * retried after its replica lost the lease is recorded once.
+   */
   recordMonitorRun(run: NewMonitorRun): Promise<MonitorRun>;
   /** Newest first. */
   listMonitorRuns(monitorId: string, limit: number): Promise<MonitorRun[]>;

@@ -116,10 +116,9 @@ export function sqliteMonitorStore(db: DatabaseSync, transaction: <T>(work: () =
         return Number(run('DELETE FROM monitors WHERE id = ?', id).changes) > 0;
       });
     },
-    async recordMonitorRun(input) {
-      const id = newId('run');
-      run('INSERT INTO monitor_runs (id, monitor_id, data, finished_at) VALUES (?, ?, ?, ?)', id, input.monitorId, JSON.stringify(input), input.finishedAt.getTime());
-      return { id, ...input };
+    async recordMonitorRun({ id = newId('run'), ...input }) {
+      run('INSERT INTO monitor_runs (id, monitor_id, data, finished_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING', id, input.monitorId, JSON.stringify(input), input.finishedAt.getTime());
+      return toRun(one('SELECT * FROM monitor_runs WHERE id = ?', id)) as MonitorRun;
     },
     listMonitorRuns: async (monitorId, limit) =>
       all('SELECT * FROM monitor_runs WHERE monitor_id = ? ORDER BY finished_at DESC, id DESC LIMIT ?', monitorId, limit).map((row) => toRun(row) as MonitorRun),

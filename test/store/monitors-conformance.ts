@@ -110,6 +110,16 @@ export function monitorStoreConformance(current: () => { store: Store; account: 
       expect(await store.getMonitorRun('run_missing')).to.equal(null);
     });
 
+    it('records a run under a given id once: a second record of that id answers the first and changes nothing', async () => {
+      const { store, account } = current();
+      const monitor = await store.createMonitor({ accountId: account.id, ...spec() });
+      const first = await store.recordMonitorRun({ ...runOf(monitor.id, new Date(1_000_000), 'unchanged'), id: 'run_0123456789abcdef01234567' });
+      expect(first.id).to.equal('run_0123456789abcdef01234567');
+      const again = await store.recordMonitorRun({ ...runOf(monitor.id, new Date(2_000_000), 'changed'), id: first.id });
+      expect(again).to.deep.equal(first);
+      expect(await store.listMonitorRuns(monitor.id, 10)).to.deep.equal([first]);
+    });
+
     it('deletes a monitor with its runs', async () => {
       const { store, account } = current();
       const monitor = await store.createMonitor({ accountId: account.id, ...spec() });

@@ -24,6 +24,8 @@ export interface RunDeps {
 }
 
 export interface RunRequest {
+  /** The run's id, from its job: a retried job records its run once. */
+  runId?: string;
   trigger: MonitorRun['trigger'];
   scheduledAt: Date;
   signal?: AbortSignal;
@@ -42,7 +44,17 @@ export async function runMonitor(deps: RunDeps, monitor: Monitor, request: RunRe
   }
   // A replica that lost its lease meanwhile (another one runs this job now) records nothing.
   request.signal?.throwIfAborted();
-  const run = await deps.store.recordMonitorRun({ monitorId: monitor.id, trigger: request.trigger, scheduledAt: request.scheduledAt, startedAt, finishedAt: new Date(), pages });
+  const recorded = request.runId === undefined ? null : await deps.store.getMonitorRun(request.runId);
+  if (recorded) return discardAttempt(deps, monitor.id, recorded, pages);
+  const run = await deps.store.recordMonitorRun({
+    ...(request.runId === undefined ? {} : { id: request.runId }),
+    monitorId: monitor.id,
+    trigger: request.trigger,
+    scheduledAt: request.scheduledAt,
+    startedAt,
+    finishedAt: new Date(),
+    pages,
+  });
   recordRunDuration(labels, (run.finishedAt.getTime() - startedAt.getTime()) / 1000);
   await pruneHistory(deps, monitor.id);
   return run;
@@ -118,6 +130,14 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
   } catch (err) {
     return { ...failed(`The comparison failed: ${(err as Error).message}`), captureImageId };
   }
+}
+
+/** Another attempt recorded this run first: this attempt's pictures go, unless one became a baseline. */
+async function discardAttempt(deps: Pick<RunDeps, 'store' | 'images'>, monitorId: string, recorded: MonitorRun, pages: MonitorPageResult[]): Promise<MonitorRun> {
+  const baselines = Object.values((await deps.store.getMonitor(monitorId))?.baselines ?? {});
+  const kept = new Set([...imagesOf(recorded), ...baselines]);
+  await deps.images.delete(imagesOf({ pages }).filter((id) => !kept.has(id)));
+  return recorded;
 }
 
 /** Image ids a run names. */
