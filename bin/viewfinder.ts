@@ -177,7 +177,7 @@ registerLinkCommands(program, print);
 
 program
   .command('usage')
-  .description('captures, failures and image bytes per site and per key')
+  .description('captures, failures and image bytes per site, per key and per page monitor')
   .requiredOption(...ACCOUNT)
   .action(onAccount((ops) => ops.usage()));
 

@@ -42,6 +42,8 @@ export interface IssuedKeyView extends KeyView {
 export interface UsageView {
   sites: Record<string, Omit<UsageRow, 'scope' | 'id'>>;
   keys: Record<string, Omit<UsageRow, 'scope' | 'id'>>;
+  /** Page monitors' captures, which use no key. */
+  monitors: Record<string, Omit<UsageRow, 'scope' | 'id'>>;
 }
 
 export function siteView(site: Site): SiteView {
@@ -184,10 +186,9 @@ export function accountOperations(store: Store, accountId: string) {
     },
 
     async usage(): Promise<UsageView> {
-      const view: UsageView = { sites: {}, keys: {} };
-      for (const { scope, id, ...counts } of await store.listUsage(accountId)) {
-        view[scope === 'site' ? 'sites' : 'keys'][id] = counts;
-      }
+      const view: UsageView = { sites: {}, keys: {}, monitors: {} };
+      const group = { site: 'sites', key: 'keys', monitor: 'monitors' } as const;
+      for (const { scope, id, ...counts } of await store.listUsage(accountId)) view[group[scope]][id] = counts;
       return view;
     },
     /** Usage per UTC day from `sinceDay` (YYYY-MM-DD), for the dashboard's chart. */

@@ -1,7 +1,8 @@
 import { Schema, type Connection } from 'mongoose';
 import type { Monitor, MonitorRun, MonitorStore } from './monitors.ts';
 import { monitorScope } from './monitors.ts';
-import { newId } from './rules.ts';
+import { duplicateManagedBy, newId } from './rules.ts';
+import type { ManagedByRef } from './store.ts';
 import { applyPatch, duplicateName, specOf } from './sqlite-monitors.ts';
 
 /**
@@ -35,6 +36,11 @@ const monitorSchema = new Schema<MonitorDoc>(
   { versionKey: false, minimize: false },
 );
 monitorSchema.index({ accountId: 1, scope: 1, name: 1 }, { unique: true });
+// The operator's lookup by owner; one monitor per owner (a null managedBy is outside the index).
+monitorSchema.index(
+  { 'managedBy.kind': 1, 'managedBy.namespace': 1, 'managedBy.name': 1 },
+  { unique: true, name: 'monitors_by_managed_by', partialFilterExpression: { 'managedBy.name': { $exists: true } } },
+);
 
 const runSchema = new Schema<RunDoc>(
   {
@@ -55,6 +61,8 @@ export async function mongoMonitorStore(connection: Connection): Promise<Monitor
   const Runs = connection.model<RunDoc>('MonitorRun', runSchema, 'monitorRuns');
   await Promise.all([Monitors.init(), Runs.init()]);
   const get = async (id: string) => toMonitor(await Monitors.findById(id).lean<MonitorDoc>());
+  const findByManagedBy = async (ref: ManagedByRef) =>
+    toMonitor(await Monitors.findOne({ 'managedBy.kind': ref.kind, 'managedBy.namespace': ref.namespace, 'managedBy.name': ref.name }).lean<MonitorDoc>());
 
   /** Writes `next` if the document is still at `current`'s generation; retries on a concurrent write. */
   async function update(id: string, change: (current: Monitor) => Monitor): Promise<Monitor | null> {
@@ -96,11 +104,12 @@ export async function mongoMonitorStore(connection: Connection): Promise<Monitor
         });
         return toMonitor(created.toObject()) as Monitor;
       } catch (err) {
-        if ((err as { code?: number })?.code === 11000) throw duplicateName(spec.name);
+        if ((err as { code?: number })?.code === 11000) throw managedBy && (await findByManagedBy(managedBy)) ? duplicateManagedBy(managedBy) : duplicateName(spec.name);
         throw err;
       }
     },
     getMonitor: get,
+    findMonitorByManagedBy: findByManagedBy,
     listMonitors: async (accountId) => (await Monitors.find({ accountId }).sort({ createdAt: 1, _id: 1 }).lean<MonitorDoc[]>()).map((doc) => toMonitor(doc) as Monitor),
     listAllMonitors: async () => (await Monitors.find({}).sort({ createdAt: 1, _id: 1 }).lean<MonitorDoc[]>()).map((doc) => toMonitor(doc) as Monitor),
     updateMonitor: (id, patch) => update(id, (current) => applyPatch(current, patch, new Date())),
@@ -117,10 +126,14 @@ export async function mongoMonitorStore(connection: Connection): Promise<Monitor
       await Runs.deleteMany({ monitorId: id });
       return deleted.deletedCount > 0;
     },
-    async recordMonitorRun(input) {
-      const id = newId('run');
-      await Runs.create({ _id: id, ...input });
-      return { id, ...input };
+    async recordMonitorRun({ id = newId('run'), ...input }) {
+      try {
+        await Runs.create({ _id: id, ...input });
+        return { id, ...input };
+      } catch (err) {
+        if ((err as { code?: number })?.code !== 11000) throw err;
+        return toRun((await Runs.findById(id).lean<RunDoc>()) as RunDoc);
+      }
     },
     listMonitorRuns: async (monitorId, limit) => (await Runs.find({ monitorId }).sort({ finishedAt: -1, _id: -1 }).limit(limit).lean<RunDoc[]>()).map(toRun),
     getMonitorRun: async (id) => {

@@ -1,11 +1,12 @@
 import { Schema, type Connection } from 'mongoose';
-import type { UsageEvent } from './store.ts';
+import { USAGE_SCOPES, usageScopes } from './rules.ts';
+import type { UsageEvent, UsageScope } from './store.ts';
 import { utcDay, type UsageDayRow, type UsageHistoryStore } from './usage-history.ts';
 
 /** Daily usage buckets in MongoDB: one upserted document per day, scope and id, incremented in place. */
 interface UsageDayDoc {
   day: string;
-  scope: 'site' | 'key';
+  scope: UsageScope;
   id: string;
   accountId: string;
   captures: number;
@@ -16,7 +17,7 @@ interface UsageDayDoc {
 const usageDaySchema = new Schema<UsageDayDoc>(
   {
     day: { type: String, required: true },
-    scope: { type: String, required: true, enum: ['site', 'key'] },
+    scope: { type: String, required: true, enum: USAGE_SCOPES },
     id: { type: String, required: true },
     accountId: { type: String, required: true },
     captures: { type: Number, default: 0 },
@@ -36,12 +37,7 @@ export async function mongoUsageHistory(connection: Connection): Promise<UsageHi
       const day = utcDay(new Date());
       const inc = { captures: event.outcome === 'capture' ? 1 : 0, failures: event.outcome === 'failure' ? 1 : 0, bytes: event.bytes };
       await UsageDays.bulkWrite(
-        (
-          [
-            ['site', event.siteId],
-            ['key', event.keyId],
-          ] as const
-        ).map(([scope, id]) => ({
+        usageScopes(event).map(([scope, id]) => ({
           updateOne: { filter: { day, scope, id }, update: { $inc: inc, $setOnInsert: { accountId: event.accountId } }, upsert: true },
         })),
       );

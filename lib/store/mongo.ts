@@ -6,9 +6,9 @@ import { mongoUsageHistory } from './mongo-usage-history.ts';
 import { mongoUserStore } from './mongo-users.ts';
 import { mongoJobStore } from './mongo-jobs.ts';
 import { mongoMonitorStore } from './mongo-monitors.ts';
-import { assertSameAccount, duplicateManagedBy, newId, placeKey } from './rules.ts';
+import { assertSameAccount, duplicateManagedBy, newId, placeKey, USAGE_SCOPES, usageScopes } from './rules.ts';
 import { rateLimitCounter } from './rate-limit-counter.ts';
-import type { Account, ApiKey, IssuedKey, ManagedBy, ManagedByRef, NewKey, NewSite, Site, Store, UsageRow } from './store.ts';
+import type { Account, ApiKey, IssuedKey, ManagedBy, ManagedByRef, NewKey, NewSite, Site, Store, UsageRow, UsageScope } from './store.ts';
 
 /**
  * The MongoDB store, through mongoose. Documents use the same string ids as the embedded store.
@@ -64,7 +64,7 @@ interface KeyDoc {
   lastUsedAt: Date | null;
 }
 interface UsageDoc {
-  scope: 'site' | 'key';
+  scope: UsageScope;
   id: string;
   accountId: string;
   captures: number;
@@ -110,7 +110,7 @@ const keySchema = new Schema<KeyDoc>(
 keySchema.index(MANAGED_INDEX, MANAGED_ONLY);
 const usageSchema = new Schema<UsageDoc>(
   {
-    scope: { type: String, required: true, enum: ['site', 'key'] },
+    scope: { type: String, required: true, enum: USAGE_SCOPES },
     id: { type: String, required: true },
     accountId: { type: String, required: true, index: true },
     captures: { type: Number, default: 0 },
@@ -288,12 +288,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     async recordUsage(event) {
       const inc = { captures: event.outcome === 'capture' ? 1 : 0, failures: event.outcome === 'failure' ? 1 : 0, bytes: event.bytes };
       await Usage.bulkWrite(
-        (
-          [
-            ['site', event.siteId],
-            ['key', event.keyId],
-          ] as const
-        ).map(([scope, id]) => ({
+        usageScopes(event).map(([scope, id]) => ({
           updateOne: { filter: { scope, id }, update: { $inc: inc, $setOnInsert: { accountId: event.accountId } }, upsert: true },
         })),
       );

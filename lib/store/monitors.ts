@@ -7,7 +7,7 @@
  * A monitor's name is unique within its account and scope: its Kubernetes namespace when the
  * operator owns it, the account itself otherwise, which is also how metrics label it.
  */
-import type { ManagedBy } from './store.ts';
+import type { ManagedBy, ManagedByRef } from './store.ts';
 
 /** A rectangle in CSS pixels of the picture. */
 export interface MonitorRegion {
@@ -97,21 +97,28 @@ export interface MonitorRun {
   pages: MonitorPageResult[];
 }
 
-export type NewMonitorRun = Omit<MonitorRun, 'id'>;
+/** `id`, when given (a run's job names it), makes recording idempotent. */
+export type NewMonitorRun = Omit<MonitorRun, 'id'> & { id?: string };
 
 export interface MonitorStore {
-  /** Conflict when the account already has a monitor of that name in that scope. */
+  /** Conflict when the account already has a monitor of that name in that scope, or another monitor has that managedBy. */
   createMonitor(input: NewMonitor): Promise<Monitor>;
   getMonitor(id: string): Promise<Monitor | null>;
   listMonitors(accountId: string): Promise<Monitor[]>;
   /** Every account's: what each API replica's scheduler and metrics read. */
   listAllMonitors(): Promise<Monitor[]>;
+  /** The monitor a Kubernetes object owns (matched on kind/namespace/name, across accounts), by index. */
+  findMonitorByManagedBy(ref: ManagedByRef): Promise<Monitor | null>;
   /** Raises the generation; a new schedule, time zone or a resume restarts the schedule. Baselines of pages no longer listed go. */
   updateMonitor(id: string, patch: MonitorPatch): Promise<Monitor | null>;
   /** Sets (or with null removes) a page's baseline image, without touching the generation. */
   setMonitorBaseline(id: string, page: string, imageId: string | null): Promise<Monitor | null>;
   /** Deletes the monitor and its runs. False when there was no such monitor. */
   deleteMonitor(id: string): Promise<boolean>;
+  /**
+   * With an id, a second record under the same id changes nothing and answers the first: a run
+   * retried after its replica lost the lease is recorded once.
+   */
   recordMonitorRun(run: NewMonitorRun): Promise<MonitorRun>;
   /** Newest first. */
   listMonitorRuns(monitorId: string, limit: number): Promise<MonitorRun[]>;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { BadRequest, Conflict, NotFound } from '../errors.ts';
-import type { ManagedBy, ManagedByRef, NewKey, Site } from './store.ts';
+import type { ManagedBy, ManagedByRef, NewKey, Site, UsageEvent, UsageScope } from './store.ts';
 
 /**
  * Rules both backends apply the same way, so that the conformance suite sees one behaviour.
@@ -50,4 +50,13 @@ export function duplicateManagedBy(managedBy: ManagedByRef): Conflict {
 
 export function duplicateEmail(email: string): Conflict {
   return new Conflict(`A user with the email ${email} already exists`);
+}
+
+export const USAGE_SCOPES: UsageScope[] = ['site', 'key', 'monitor'];
+
+/** The usage rows one event adds to: its site's (if any) and its key's or monitor's. */
+export function usageScopes(event: UsageEvent): Array<readonly [UsageScope, string]> {
+  const scopes: Array<readonly [UsageScope, string]> = event.siteId === null ? [] : [['site', event.siteId]];
+  scopes.push(event.monitorId === undefined ? ['key', event.keyId] : ['monitor', event.monitorId]);
+  return scopes;
 }

@@ -1,13 +1,17 @@
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import { Conflict } from '../errors.ts';
+import type { ManagedByRef } from './store.ts';
 import { monitorScope, type Monitor, type MonitorRun, type MonitorSpec, type MonitorStore } from './monitors.ts';
-import { newId } from './rules.ts';
+import { duplicateManagedBy, newId } from './rules.ts';
 
 /**
  * Monitors and their runs in the embedded store. A monitor's spec, baselines and managedBy are one
  * JSON column (the store never queries inside them); its name is unique per account and scope. The
  * tables are created here, idempotently, so that they arrive in an existing DATA_DIR.
  */
+/** The owner's identity inside the JSON column; an expression index makes the operator's lookup one seek. */
+const MANAGED_BY = ["data ->> '$.managedBy.kind'", "data ->> '$.managedBy.namespace'", "data ->> '$.managedBy.name'"] as const;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS monitors (
   id TEXT PRIMARY KEY,
@@ -21,6 +25,7 @@ CREATE TABLE IF NOT EXISTS monitors (
   updated_at INTEGER NOT NULL
 ) STRICT;
 CREATE UNIQUE INDEX IF NOT EXISTS monitors_by_name ON monitors(account_id, scope, name);
+CREATE UNIQUE INDEX IF NOT EXISTS monitors_by_managed_by ON monitors(${MANAGED_BY.join(', ')}) WHERE ${MANAGED_BY[2]} IS NOT NULL;
 CREATE TABLE IF NOT EXISTS monitor_runs (
   id TEXT PRIMARY KEY,
   monitor_id TEXT NOT NULL,
@@ -42,6 +47,9 @@ export function sqliteMonitorStore(db: DatabaseSync, transaction: <T>(work: () =
   const taken = (accountId: string, scope: string, name: string, except = '') =>
     one('SELECT 1 FROM monitors WHERE account_id = ? AND scope = ? AND name = ? AND id != ?', accountId, scope, name, except) !== undefined;
 
+  const byManagedBy = (ref: ManagedByRef) =>
+    toMonitor(one(`SELECT * FROM monitors WHERE ${MANAGED_BY.map((column) => `${column} = ?`).join(' AND ')}`, ref.kind, ref.namespace, ref.name));
+
   const write = (monitor: Monitor) =>
     run(
       'UPDATE monitors SET name = ?, data = ?, generation = ?, schedule_started_at = ?, updated_at = ? WHERE id = ?',
@@ -59,6 +67,7 @@ export function sqliteMonitorStore(db: DatabaseSync, transaction: <T>(work: () =
         const { accountId, managedBy = null, ...spec } = input;
         const scope = monitorScope({ accountId, managedBy });
         if (taken(accountId, scope, spec.name)) throw duplicateName(spec.name);
+        if (managedBy && byManagedBy(managedBy)) throw duplicateManagedBy(managedBy);
         const id = newId('mon');
         const now = Date.now();
         const data: MonitorData = { ...specOf(spec), managedBy, baselines: {} };
@@ -79,6 +88,7 @@ export function sqliteMonitorStore(db: DatabaseSync, transaction: <T>(work: () =
     getMonitor: async (id) => get(id),
     listMonitors: async (accountId) => all('SELECT * FROM monitors WHERE account_id = ? ORDER BY created_at, id', accountId).map((row) => toMonitor(row) as Monitor),
     listAllMonitors: async () => all('SELECT * FROM monitors ORDER BY created_at, id').map((row) => toMonitor(row) as Monitor),
+    findMonitorByManagedBy: async (ref) => byManagedBy(ref),
     async updateMonitor(id, patch) {
       return transaction(() => {
         const current = get(id);
@@ -106,10 +116,9 @@ export function sqliteMonitorStore(db: DatabaseSync, transaction: <T>(work: () =
         return Number(run('DELETE FROM monitors WHERE id = ?', id).changes) > 0;
       });
     },
-    async recordMonitorRun(input) {
-      const id = newId('run');
-      run('INSERT INTO monitor_runs (id, monitor_id, data, finished_at) VALUES (?, ?, ?, ?)', id, input.monitorId, JSON.stringify(input), input.finishedAt.getTime());
-      return { id, ...input };
+    async recordMonitorRun({ id = newId('run'), ...input }) {
+      run('INSERT INTO monitor_runs (id, monitor_id, data, finished_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING', id, input.monitorId, JSON.stringify(input), input.finishedAt.getTime());
+      return toRun(one('SELECT * FROM monitor_runs WHERE id = ?', id)) as MonitorRun;
     },
     listMonitorRuns: async (monitorId, limit) =>
       all('SELECT * FROM monitor_runs WHERE monitor_id = ? ORDER BY finished_at DESC, id DESC LIMIT ?', monitorId, limit).map((row) => toRun(row) as MonitorRun),

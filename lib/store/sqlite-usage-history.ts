@@ -1,4 +1,6 @@
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
+import { usageScopes } from './rules.ts';
+import { widenCheck } from './sqlite-migrations.ts';
 import type { UsageEvent } from './store.ts';
 import { utcDay, type UsageDayRow, type UsageHistoryStore } from './usage-history.ts';
 
@@ -6,7 +8,7 @@ import { utcDay, type UsageDayRow, type UsageHistoryStore } from './usage-histor
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS usage_daily (
   day TEXT NOT NULL,
-  scope TEXT NOT NULL CHECK (scope IN ('site', 'key')),
+  scope TEXT NOT NULL CHECK (scope IN ('site', 'key', 'monitor')),
   id TEXT NOT NULL,
   account_id TEXT NOT NULL,
   captures INTEGER NOT NULL DEFAULT 0,
@@ -18,7 +20,10 @@ CREATE INDEX IF NOT EXISTS usage_daily_by_account ON usage_daily(account_id, day
 `;
 
 export function sqliteUsageHistory(db: DatabaseSync, transaction: <T>(work: () => T) => T): UsageHistoryStore & { recordDay(event: UsageEvent): void } {
-  transaction(() => db.exec(SCHEMA));
+  transaction(() => {
+    db.exec(SCHEMA);
+    widenCheck(db, 'usage_daily', "'monitor'", SCHEMA);
+  });
   const upsert = db.prepare(
     `INSERT INTO usage_daily (day, scope, id, account_id, captures, failures, bytes) VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (day, scope, id) DO UPDATE SET captures = captures + excluded.captures,
@@ -30,8 +35,7 @@ export function sqliteUsageHistory(db: DatabaseSync, transaction: <T>(work: () =
       const day = utcDay(new Date());
       const captures = event.outcome === 'capture' ? 1 : 0;
       const failures = event.outcome === 'failure' ? 1 : 0;
-      upsert.run(day, 'site', event.siteId, event.accountId, captures, failures, event.bytes);
-      upsert.run(day, 'key', event.keyId, event.accountId, captures, failures, event.bytes);
+      for (const [scope, id] of usageScopes(event)) upsert.run(day, scope, id, event.accountId, captures, failures, event.bytes);
     },
     async listUsageHistory(accountId, sinceDay) {
       const rows = db.prepare('SELECT * FROM usage_daily WHERE account_id = ? AND day >= ? ORDER BY day, scope, id').all(accountId, sinceDay) as Record<string, SQLInputValue>[];

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { generateApiKey, generateSigningSecret } from '../api-keys.ts';
 import { NotFound } from '../errors.ts';
-import { assertSameAccount, duplicateManagedBy, newId, placeKey } from './rules.ts';
+import { assertSameAccount, duplicateManagedBy, newId, placeKey, usageScopes } from './rules.ts';
+import { widenCheck } from './sqlite-migrations.ts';
 import { sqliteUsageHistory } from './sqlite-usage-history.ts';
 import { sqliteUserStore } from './sqlite-users.ts';
 import { sqliteRateLimitCounter } from './sqlite-rate-limit.ts';
@@ -79,7 +80,7 @@ CREATE INDEX IF NOT EXISTS api_keys_by_site ON api_keys(site_id);
 CREATE UNIQUE INDEX IF NOT EXISTS api_keys_by_managed_by ON api_keys(managed_kind, managed_namespace, managed_name)
   WHERE managed_name IS NOT NULL;
 CREATE TABLE IF NOT EXISTS usage (
-  scope TEXT NOT NULL CHECK (scope IN ('site', 'key')),
+  scope TEXT NOT NULL CHECK (scope IN ('site', 'key', 'monitor')),
   id TEXT NOT NULL,
   account_id TEXT NOT NULL,
   captures INTEGER NOT NULL DEFAULT 0,
@@ -120,6 +121,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
       db.exec(SCHEMA);
       db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     }
+    widenCheck(db, 'usage', "'monitor'", SCHEMA);
     addKeyColumns(db);
   });
 
@@ -310,10 +312,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
       const captures = event.outcome === 'capture' ? 1 : 0;
       const failures = event.outcome === 'failure' ? 1 : 0;
       transaction(() => {
-        for (const [scope, id] of [
-          ['site', event.siteId],
-          ['key', event.keyId],
-        ] as const) {
+        for (const [scope, id] of usageScopes(event)) {
           run(
             `INSERT INTO usage (scope, id, account_id, captures, failures, bytes) VALUES (?, ?, ?, ?, ?, ?)
              ON CONFLICT (scope, id) DO UPDATE SET captures = captures + excluded.captures,

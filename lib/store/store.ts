@@ -84,8 +84,11 @@ export interface Usage {
   bytes: number;
 }
 
+/** Who a usage row counts: a site, an API key (or the dashboard's Try it), or a page monitor, whose captures use no key. */
+export type UsageScope = 'site' | 'key' | 'monitor';
+
 export interface UsageRow extends Usage {
-  scope: 'site' | 'key';
+  scope: UsageScope;
   id: string;
 }
 
@@ -116,13 +119,17 @@ export interface NewKey {
   managedBy?: ManagedBy | null;
 }
 
-export interface UsageEvent {
+/**
+ * One capture or failure. It counts for its site (a monitor with the account's full access has
+ * none) and for what made it: an API key, or a page monitor. Every capture has exactly one key or
+ * monitor, so the account's total is the sum over keys and monitors (usageScopes in rules.ts).
+ */
+export type UsageEvent = {
   accountId: string;
-  siteId: string;
-  keyId: string;
+  siteId: string | null;
   outcome: 'capture' | 'failure';
   bytes: number;
-}
+} & ({ keyId: string; monitorId?: never } | { monitorId: string; keyId?: never });
 
 export interface Store extends UserStore, UsageHistoryStore, JobStore, MonitorStore {
   readonly backend: 'sqlite' | 'mongo';

@@ -132,9 +132,9 @@ describe('bin/viewfinder (admin CLI, run as a process on the embedded store)', (
     expect(badOption.stderr).to.match(/must be name=value/);
   });
 
-  it('shows usage per site and per key', async () => {
+  it('shows usage per site, per key and per page monitor', async () => {
     const account = (await ok('accounts', 'create', 'Acme')).json.account.id as string;
-    expect((await ok('usage', '-a', account)).json).to.deep.equal({ sites: {}, keys: {} });
+    expect((await ok('usage', '-a', account)).json).to.deep.equal({ sites: {}, keys: {}, monitors: {} });
   });
 
   it('refuses to change an object the operator owns, naming the resource, with exit code 1', async () => {

@@ -1,12 +1,10 @@
 import { expect } from 'chai';
 import { closedPort, startFixtureServer, type FixtureServer } from '../support/fixture-server.ts';
 import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../support/processes.ts';
-import { PROMETHEUS_RULES, startPrometheus, type PrometheusProcess, type PrometheusSample } from '../support/prometheus.ts';
+import { scrapeEverySecond, startPrometheus, type PrometheusProcess, type PrometheusSample as Sample } from '../support/prometheus.ts';
 
 const API_JOB = 'viewfinder-api';
 const RENDERER_JOB = 'viewfinder-renderer';
-
-type Sample = PrometheusSample;
 
 /**
  * The API and the renderer service run as their own processes, a real Prometheus scrapes both
@@ -17,33 +15,16 @@ describe('a real Prometheus scraping the API and the renderer service', function
   let fixtures: FixtureServer;
   let renderer: ServiceProcess;
   let api: ServiceProcess;
-  let prometheus: PrometheusProcess | undefined;
-
-  const query = (promql: string): Promise<Sample[]> => prometheus!.query(promql);
-  /** Polls Prometheus until `promql` returns a sample that satisfies `accept`, then returns the samples. */
-  async function eventually(promql: string, accept: (samples: Sample[]) => boolean): Promise<Sample[]> {
-    let last: Sample[] = [];
-    for (let attempt = 0; attempt < 120; attempt++) {
-      last = await query(promql);
-      if (accept(last)) return last;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-    throw new Error(`Prometheus never answered ${promql} as expected; last answer: ${JSON.stringify(last)}\n${prometheus?.output()}`);
-  }
+  let prometheus: PrometheusProcess;
+  const query = (promql: string) => prometheus.query(promql);
+  const eventually = (promql: string, accept: (samples: Sample[]) => boolean) => prometheus.eventually(promql, accept);
   const value = (samples: Sample[]) => Number(samples[0]?.value[1]);
 
   before(async () => {
     fixtures = await startFixtureServer();
     renderer = await startServiceProcess(RENDERER_MAIN, { RENDER_CONCURRENCY: '1' });
     api = await startServiceProcess(API_MAIN, { RENDERER_URL: renderer.base, RENDERER_PROBE_INTERVAL_MS: '500' });
-    prometheus = await startPrometheus({
-      global: { scrape_interval: '1s', scrape_timeout: '900ms', evaluation_interval: '1s' },
-      rule_files: [PROMETHEUS_RULES],
-      scrape_configs: [
-        { job_name: API_JOB, static_configs: [{ targets: [`127.0.0.1:${api.port}`] }] },
-        { job_name: RENDERER_JOB, static_configs: [{ targets: [`127.0.0.1:${renderer.port}`] }] },
-      ],
-    });
+    prometheus = await startPrometheus(scrapeEverySecond({ [API_JOB]: [`127.0.0.1:${api.port}`], [RENDERER_JOB]: [`127.0.0.1:${renderer.port}`] }));
 
     // Both targets scraped once before any capture, so that rate() sees the counters rise.
     await eventually(`up{job=~"${API_JOB}|${RENDERER_JOB}"} == 1`, (samples) => samples.length === 2);
@@ -140,7 +121,7 @@ describe('a real Prometheus scraping the API and the renderer service', function
   it('loads the alerting rules and evaluates them without error, none firing on a healthy system', async () => {
     let groups: { rules: { name: string; health: string; lastError?: string; state?: string; type: string }[] }[] = [];
     for (let attempt = 0; attempt < 60; attempt++) {
-      const response = (await (await fetch(`${prometheus?.base}/api/v1/rules`)).json()) as { data: { groups: typeof groups } };
+      const response = (await (await fetch(`${prometheus.base}/api/v1/rules`)).json()) as { data: { groups: typeof groups } };
       groups = response.data.groups;
       if (groups.flatMap((g) => g.rules).every((rule) => rule.health === 'ok')) break;
       await new Promise((resolve) => setTimeout(resolve, 500));

@@ -298,6 +298,24 @@ export function storeConformance(open: () => Promise<Store>, cleanup: (store: St
       expect(await store.listUsageHistory(account.id, '9999-01-01')).to.deep.equal([]);
       expect(await store.listUsageHistory(other.id, '2000-01-01')).to.deep.equal([]);
     });
+
+    it('counts a page monitor’s captures for the monitor instead of a key, and for its site only when it has one', async () => {
+      const site = await store.createSite({ accountId: account.id, name: 'a', allowedDomains: [] });
+      await store.recordUsage({ accountId: account.id, siteId: site.id, monitorId: 'mon_scoped', outcome: 'capture', bytes: 300 });
+      await store.recordUsage({ accountId: account.id, siteId: site.id, monitorId: 'mon_scoped', outcome: 'failure', bytes: 0 });
+      await store.recordUsage({ accountId: account.id, siteId: null, monitorId: 'mon_full', outcome: 'capture', bytes: 200 });
+      expect(await store.listUsage(account.id)).to.deep.equal([
+        { scope: 'monitor', id: 'mon_full', captures: 1, failures: 0, bytes: 200 },
+        { scope: 'monitor', id: 'mon_scoped', captures: 1, failures: 1, bytes: 300 },
+        { scope: 'site', id: site.id, captures: 1, failures: 1, bytes: 300 },
+      ]);
+      const today = new Date().toISOString().slice(0, 10);
+      expect(await store.listUsageHistory(account.id, '2000-01-01')).to.deep.equal([
+        { day: today, scope: 'monitor', id: 'mon_full', captures: 1, failures: 0, bytes: 200 },
+        { day: today, scope: 'monitor', id: 'mon_scoped', captures: 1, failures: 1, bytes: 300 },
+        { day: today, scope: 'site', id: site.id, captures: 1, failures: 1, bytes: 300 },
+      ]);
+    });
   });
 
   userStoreConformance(() => ({ store, account, other }));

@@ -50,6 +50,24 @@ export function monitorStoreConformance(current: () => { store: Store; account: 
       expect((await store.listAllMonitors()).filter((m) => m.name === 'storefront')).to.have.length(3);
     });
 
+    it('finds a monitor by its owner (kind/namespace/name) across accounts, and allows one monitor per owner', async () => {
+      const { store, account, other } = current();
+      const owner = { kind: 'PageMonitor', namespace: 'shop', name: 'storefront', uid: 'u1' } as const;
+      await store.createMonitor({ accountId: account.id, ...spec() });
+      const owned = await store.createMonitor({ accountId: other.id, ...spec(), managedBy: owner });
+      expect(await store.findMonitorByManagedBy({ kind: 'PageMonitor', namespace: 'shop', name: 'storefront' })).to.deep.equal(owned);
+      expect(await store.findMonitorByManagedBy({ kind: 'PageMonitor', namespace: 'other', name: 'storefront' })).to.equal(null);
+      expect(await store.findMonitorByManagedBy({ kind: 'PageMonitor', namespace: 'shop', name: 'blog' })).to.equal(null);
+      expect(await store.findMonitorByManagedBy({ kind: 'Site', namespace: 'shop', name: 'storefront' })).to.equal(null);
+
+      const err = await store.createMonitor({ accountId: account.id, ...spec({ name: 'renamed' }), managedBy: { ...owner, uid: 'u2' } }).catch((e: unknown) => e);
+      expect(err, 'a second monitor for the same PageMonitor').to.be.instanceOf(Conflict);
+      expect((await store.listMonitors(account.id)).map((m) => m.name)).to.deep.equal(['storefront']);
+
+      await store.deleteMonitor(owned.id);
+      expect(await store.findMonitorByManagedBy(owner)).to.equal(null);
+    });
+
     it('updates: raises the generation, restarts the schedule only when it changes, drops baselines of removed pages', async () => {
       const { store, account } = current();
       const monitor = await store.createMonitor({ accountId: account.id, ...spec() });
@@ -90,6 +108,16 @@ export function monitorStoreConformance(current: () => { store: Store; account: 
       await store.deleteMonitorRuns([second.id]);
       expect((await store.listMonitorRuns(monitor.id, 10)).map((run) => run.id)).to.deep.equal([first.id]);
       expect(await store.getMonitorRun('run_missing')).to.equal(null);
+    });
+
+    it('records a run under a given id once: a second record of that id answers the first and changes nothing', async () => {
+      const { store, account } = current();
+      const monitor = await store.createMonitor({ accountId: account.id, ...spec() });
+      const first = await store.recordMonitorRun({ ...runOf(monitor.id, new Date(1_000_000), 'unchanged'), id: 'run_0123456789abcdef01234567' });
+      expect(first.id).to.equal('run_0123456789abcdef01234567');
+      const again = await store.recordMonitorRun({ ...runOf(monitor.id, new Date(2_000_000), 'changed'), id: first.id });
+      expect(again).to.deep.equal(first);
+      expect(await store.listMonitorRuns(monitor.id, 10)).to.deep.equal([first]);
     });
 
     it('deletes a monitor with its runs', async () => {

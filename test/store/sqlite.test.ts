@@ -70,6 +70,43 @@ describe('store: embedded sqlite backend', () => {
     });
   });
 
+  describe('upgrading a DATA_DIR from before monitors counted in usage', () => {
+    it("rebuilds the usage tables to accept the 'monitor' scope, keeping their rows", async () => {
+      const dataDir = tempDataDir();
+      try {
+        const before = openSqliteStore({ dataDir });
+        const account = await before.createAccount({ name: 'Acme' });
+        await before.recordUsage({ accountId: account.id, siteId: 'site_a', keyId: 'key_a', outcome: 'capture', bytes: 100 });
+        await before.close();
+        // Put back the tables as they were: a CHECK that knows only sites and keys.
+        const db = new DatabaseSync(path.join(dataDir, SQLITE_FILE));
+        for (const table of ['usage', 'usage_daily']) {
+          const { sql } = db.prepare("SELECT sql FROM sqlite_master WHERE name = ?").get(table) as { sql: string };
+          db.exec(`ALTER TABLE ${table} RENAME TO ${table}_current`);
+          db.exec(sql.replace(", 'monitor')", ')'));
+          db.exec(`INSERT INTO ${table} SELECT * FROM ${table}_current; DROP TABLE ${table}_current`);
+        }
+        expect(() => db.prepare("INSERT INTO usage (scope, id, account_id) VALUES ('monitor', 'mon_x', 'acct_x')").run(), 'the old CHECK').to.throw(/CHECK constraint/);
+        db.close();
+
+        const after = openSqliteStore({ dataDir });
+        try {
+          await after.recordUsage({ accountId: account.id, siteId: null, monitorId: 'mon_a', outcome: 'capture', bytes: 50 });
+          expect(await after.listUsage(account.id)).to.deep.equal([
+            { scope: 'key', id: 'key_a', captures: 1, failures: 0, bytes: 100 },
+            { scope: 'monitor', id: 'mon_a', captures: 1, failures: 0, bytes: 50 },
+            { scope: 'site', id: 'site_a', captures: 1, failures: 0, bytes: 100 },
+          ]);
+          expect((await after.listUsageHistory(account.id, '2000-01-01')).map((row) => `${row.scope}:${row.id}`)).to.deep.equal(['key:key_a', 'monitor:mon_a', 'site:site_a']);
+        } finally {
+          await after.close();
+        }
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+  });
+
   describe('durability and sharing DATA_DIR between processes', () => {
     let dataDir: string;
     let store: Store;

@@ -34,7 +34,18 @@ export interface PrometheusProcess {
   query(promql: string): Promise<PrometheusSample[]>;
   /** The active (pending or firing) alerts, as GET /api/v1/alerts lists them. */
   alerts(): Promise<PrometheusAlert[]>;
+  /** Polls `promql` until its samples satisfy `accept` (up to a minute), then returns them. */
+  eventually(promql: string, accept: (samples: PrometheusSample[]) => boolean): Promise<PrometheusSample[]>;
   close(): Promise<void>;
+}
+
+/** The configuration of tests that scrape their own processes: every second, the chart's rules. */
+export function scrapeEverySecond(jobs: Record<string, string[]>): object {
+  return {
+    global: { scrape_interval: '1s', scrape_timeout: '900ms', evaluation_interval: '1s' },
+    rule_files: [PROMETHEUS_RULES],
+    scrape_configs: Object.entries(jobs).map(([job, targets]) => ({ job_name: job, static_configs: [{ targets }] })),
+  };
 }
 
 /** Starts Prometheus with `config` (global, rule_files, scrape_configs...) and waits for /-/ready. */
@@ -77,11 +88,21 @@ export async function startPrometheus(config: object): Promise<PrometheusProcess
     if (body.status !== 'success') throw new Error(`${what} failed: ${body.error}`);
     return body.data;
   };
+  const query = async (promql: string) => (await get<{ result: PrometheusSample[] }>(`/api/v1/query?query=${encodeURIComponent(promql)}`)).result;
   return {
     base,
     output: () => output,
-    query: async (promql) => (await get<{ result: PrometheusSample[] }>(`/api/v1/query?query=${encodeURIComponent(promql)}`)).result,
+    query,
     alerts: async () => (await get<{ alerts: PrometheusAlert[] }>('/api/v1/alerts')).alerts,
+    async eventually(promql, accept) {
+      let last: PrometheusSample[] = [];
+      for (let attempt = 0; attempt < 120; attempt++) {
+        last = await query(promql);
+        if (accept(last)) return last;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      throw new Error(`Prometheus never answered ${promql} as expected; last answer: ${JSON.stringify(last)}\n${output}`);
+    },
     close,
   };
 }

@@ -196,9 +196,7 @@ export interface ManagedMonitorView extends MonitorView {
  * second monitor. A PageMonitor created again under the same name (a new uid) starts afresh.
  */
 export function managedMonitorOperations(store: Store, service: MonitorService) {
-  const find = async (namespace: string, name: string): Promise<Monitor | null> =>
-    (await store.listAllMonitors()).find((monitor) => monitor.managedBy?.kind === 'PageMonitor' && monitor.managedBy.namespace === namespace && monitor.managedBy.name === name) ??
-    null;
+  const find = (namespace: string, name: string): Promise<Monitor | null> => store.findMonitorByManagedBy({ kind: 'PageMonitor', namespace, name });
   const view = async (monitor: Monitor): Promise<ManagedMonitorView> => {
     const [last] = await store.listMonitorRuns(monitor.id, 1);
     return { ...monitorView(monitor), accountId: monitor.accountId, lastRun: last ? runView(last) : null };

@@ -24,6 +24,8 @@ export interface RunDeps {
 }
 
 export interface RunRequest {
+  /** The run's id, from its job: a retried job records its run once. */
+  runId?: string;
   trigger: MonitorRun['trigger'];
   scheduledAt: Date;
   signal?: AbortSignal;
@@ -40,7 +42,19 @@ export async function runMonitor(deps: RunDeps, monitor: Monitor, request: RunRe
     recordPageRun({ ...labels, page: page.name }, result.outcome);
     pages.push(result);
   }
-  const run = await deps.store.recordMonitorRun({ monitorId: monitor.id, trigger: request.trigger, scheduledAt: request.scheduledAt, startedAt, finishedAt: new Date(), pages });
+  // A replica that lost its lease meanwhile (another one runs this job now) records nothing.
+  request.signal?.throwIfAborted();
+  const recorded = request.runId === undefined ? null : await deps.store.getMonitorRun(request.runId);
+  if (recorded) return discardAttempt(deps, monitor.id, recorded, pages);
+  const run = await deps.store.recordMonitorRun({
+    ...(request.runId === undefined ? {} : { id: request.runId }),
+    monitorId: monitor.id,
+    trigger: request.trigger,
+    scheduledAt: request.scheduledAt,
+    startedAt,
+    finishedAt: new Date(),
+    pages,
+  });
   recordRunDuration(labels, (run.finishedAt.getTime() - startedAt.getTime()) / 1000);
   await pruneHistory(deps, monitor.id);
   return run;
@@ -76,6 +90,12 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
     const host = hostOfUrl(page.url);
     if (host === undefined || !hostMatches(host, site.allowedDomains)) return failed(domainRefusal(host, undefined, site.id));
   }
+  // Usage counts a monitor's captures as /api/screenshot's: for its site, if any, and for the
+  // monitor instead of a key. They take nothing from any key's rate limit: MONITOR_SLOT_SHARE bounds them.
+  const recordUsage = (outcome: 'capture' | 'failure', bytes: number) =>
+    deps.store
+      .recordUsage({ accountId: monitor.accountId, siteId: monitor.siteId, monitorId: monitor.id, outcome, bytes })
+      .catch((err: unknown) => deps.logger.error({ err, monitorId: monitor.id }, 'Failed to record usage'));
   let image: Buffer;
   try {
     const release = await deps.slots.acquire(signal);
@@ -86,8 +106,10 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
     }
   } catch (err) {
     if (signal?.aborted) throw err;
+    await recordUsage('failure', 0);
     return failed((err as Error).message);
   }
+  await recordUsage('capture', image.length);
   const captureImageId = await deps.images.put(image);
   const baselineImageId = monitor.baselines[page.name] ?? null;
   const baseline = baselineImageId === null ? null : await deps.images.get(baselineImageId);
@@ -108,6 +130,14 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
   } catch (err) {
     return { ...failed(`The comparison failed: ${(err as Error).message}`), captureImageId };
   }
+}
+
+/** Another attempt recorded this run first: this attempt's pictures go, unless one became a baseline. */
+async function discardAttempt(deps: Pick<RunDeps, 'store' | 'images'>, monitorId: string, recorded: MonitorRun, pages: MonitorPageResult[]): Promise<MonitorRun> {
+  const baselines = Object.values((await deps.store.getMonitor(monitorId))?.baselines ?? {});
+  const kept = new Set([...imagesOf(recorded), ...baselines]);
+  await deps.images.delete(imagesOf({ pages }).filter((id) => !kept.has(id)));
+  return recorded;
 }
 
 /** Image ids a run names. */

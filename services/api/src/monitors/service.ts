@@ -69,7 +69,12 @@ export function startMonitorService(deps: MonitorServiceDeps): MonitorService {
       if (!monitor) return { result: { skipped: 'the monitor was deleted' } };
       if (monitor.generation !== payload.generation) return { result: { skipped: 'the monitor changed since this run was queued' } };
       if (monitor.suspend && payload.trigger === 'schedule') return { result: { skipped: 'the monitor is suspended' } };
-      const run = await runMonitor({ store, renderer: deps.renderer, images, slots, logger }, monitor, { trigger: payload.trigger, scheduledAt: new Date(payload.scheduledAt), signal });
+      const run = await runMonitor({ store, renderer: deps.renderer, images, slots, logger }, monitor, {
+        runId: `run_${job.id.replace(/^job_/, '')}`,
+        trigger: payload.trigger,
+        scheduledAt: new Date(payload.scheduledAt),
+        signal,
+      });
       return { result: { runId: run.id } };
     },
   });

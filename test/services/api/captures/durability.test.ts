@@ -1,6 +1,4 @@
-import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -8,35 +6,9 @@ import { openSqliteStore } from '../../../../lib/store/sqlite.ts';
 import type { Store } from '../../../../lib/store/store.ts';
 import { verifySignature } from '../../../../lib/webhook-signature.ts';
 import { expectEventually } from '../../../support/eventually.ts';
-import { page } from '../../../support/fixture-server.ts';
+import { startLoggingPages } from '../../../support/logging-pages.ts';
 import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../../../support/processes.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../support/webhook-receiver.ts';
-
-/** Pages that log when each request for them started and ended, per full URL, to tell whether one capture ran twice at once. */
-async function startLoggingPages() {
-  const log = new Map<string, { start: number; end: number }[]>();
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (!url.pathname.startsWith('/page/')) {
-      res.writeHead(404).end();
-      return;
-    }
-    const entry = { start: Date.now(), end: Number.POSITIVE_INFINITY };
-    log.set(url.pathname, [...(log.get(url.pathname) ?? []), entry]);
-    const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' }).end(page(`<h1>${url.pathname}</h1>`)), Number(url.searchParams.get('delay') ?? 0));
-    res.once('close', () => {
-      clearTimeout(timer);
-      entry.end = Date.now();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: (name: string, delayMs = 0) => `http://127.0.0.1:${port}/page/${name}?delay=${delayMs}`,
-    requests: (name: string) => log.get(`/page/${name}`) ?? [],
-    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
-  };
-}
 
 describe('asynchronous captures survive SIGKILL and share one store between API processes (real processes, remote renderer)', function () {
   this.timeout(240_000);

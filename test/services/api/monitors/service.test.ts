@@ -10,7 +10,9 @@ import { openStore } from '../../../../lib/store/open.ts';
 import type { Account, Store } from '../../../../lib/store/store.ts';
 import type { MonitorsConfig } from '../../../../services/api/src/monitors/config.ts';
 import { openMonitorImages, type MonitorImages } from '../../../../services/api/src/monitors/images.ts';
+import { runMonitor } from '../../../../services/api/src/monitors/run.ts';
 import { startMonitorService, type MonitorService } from '../../../../services/api/src/monitors/service.ts';
+import { monitorSlots } from '../../../../services/api/src/monitors/slots.ts';
 import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { waitFor } from '../../../operator/support.ts';
 import { silentLogger, startRenderer, testConfig } from '../../../support/harness.ts';
@@ -163,6 +165,18 @@ describe('page monitor runs (real Chromium, embedded store)', function () {
     const run = await runNow(monitor.id);
     expect(page(run, 'offers')).to.deep.include({ outcome: 'failed', captureImageId: null });
     expect(page(run, 'offers').error).to.match(/127\.0\.0\.1 is not among the allowed domains/);
+  });
+
+  it('records a run once when two attempts of its job both finish (a lease lost mid-run): the later one’s pictures go', async () => {
+    const monitor = await store.createMonitor({ accountId: account.id, ...spec({ pages: [spec().pages[1]!] }) });
+    const deps = { store, renderer, images, slots: monitorSlots(renderer, 50), logger: silentLogger };
+    const request = { runId: 'run_00000000000000000000abcd', trigger: 'schedule' as const, scheduledAt: new Date() };
+    const first = await runMonitor(deps, monitor, request);
+    const second = await runMonitor(deps, (await store.getMonitor(monitor.id))!, request);
+    expect(second).to.deep.equal(first);
+    expect((await store.listMonitorRuns(monitor.id, 10)).map((run) => run.id)).to.deep.equal([request.runId]);
+    // The first attempt's capture (now the baseline); the second's capture and diff were deleted.
+    expect(await readdir(path.join(dataDir, 'monitor-images'))).to.have.length(1);
   });
 
   it('two schedulers on one store (two API replicas) run each scheduled run once', async () => {

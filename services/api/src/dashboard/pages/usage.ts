@@ -45,7 +45,7 @@ export async function showUsage(page: PageContext): Promise<void> {
     page.ops.usageHistory(days[0] as string),
   ]);
   const selected = typeof page.ctx.query.of === 'string' ? page.ctx.query.of : 'all';
-  // The account's total is the sum over its sites: every capture counts against exactly one site.
+  // The account's total is the sum over keys and monitors: exactly one of them makes every capture (a monitor may have no site).
   const [scope, id] = selected === 'all' ? ['site', undefined] : (selected.split(':') as [string, string]);
   // Another account's site or key does not exist here, as on every other page.
   if (id !== undefined) {
@@ -53,7 +53,7 @@ export async function showUsage(page: PageContext): Promise<void> {
     else if (scope === 'key') await page.ops.getKey(id);
     else throw new BadRequest('of must be all, site:<site id> or key:<key id>');
   }
-  const rows = history.filter((row: UsageDayRow) => row.scope === scope && (id === undefined || row.id === id));
+  const rows = history.filter((row: UsageDayRow) => (id === undefined ? row.scope !== 'site' : row.scope === scope && row.id === id));
   const perDay = (field: 'captures' | 'failures' | 'bytes') => days.map((day) => rows.filter((row) => row.day === day).reduce((sum, row) => sum + row[field], 0));
   const captures = perDay('captures');
   const failures = perDay('failures');

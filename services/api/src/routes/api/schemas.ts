@@ -70,10 +70,11 @@ const counts: JsonSchema = {
 
 export const usageSchema: JsonSchema = {
   type: 'object',
-  required: ['sites', 'keys'],
+  required: ['sites', 'keys', 'monitors'],
   properties: {
     sites: { type: 'object', additionalProperties: counts, description: 'By site id' },
     keys: { type: 'object', additionalProperties: counts, description: 'By key id' },
+    monitors: { type: 'object', additionalProperties: counts, description: "By monitor id: page monitors' captures, which use no key (they count for the monitor's site too, when it has one)" },
   },
 };
 
