@@ -13,6 +13,7 @@
  *    during the run, against the idle figures just before.
  *
  * Every capture is of a loopback fixture page. Nothing here asserts on time: it prints.
+ * Then a lone client pausing BENCH_PAUSES ms (a list) after each answer, BENCH_PAUSED_CAPTURES per round.
  * Run: node bench/monitors.bench.ts (BENCH_ROUNDS, BENCH_CAPTURES per round and condition, BENCH_CAPACITY, BENCH_CLIENTS: a list).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,6 +31,8 @@ const CAPTURES = Number(process.env.BENCH_CAPTURES ?? 30);
 // The default RENDER_CONCURRENCY: one slot per core (docs/configuration.md).
 const CAPACITY = Number(process.env.BENCH_CAPACITY ?? os.cpus().length);
 const CLIENTS = (process.env.BENCH_CLIENTS ?? `${Math.max(1, CAPACITY / 2)},${CAPACITY}`).split(',').map(Number);
+const PAUSES = (process.env.BENCH_PAUSES ?? '500,1500').split(',').filter(Boolean).map(Number);
+const PAUSED_CAPTURES = Number(process.env.BENCH_PAUSED_CAPTURES ?? 10);
 const PAGES = 20;
 const MIB = 1024 * 1024;
 
@@ -96,8 +99,11 @@ await runOnce(loaded);
 const monitorPageLoadsBetween = (begin: number, end: number) =>
   Array.from({ length: PAGES }, (_, i) => monitorPages.requests(`p${i}`).filter((load) => load.start >= begin && load.start < end).length).reduce((a, b) => a + b, 0);
 
-/** Interleaved rounds for `clients` clients; prints each condition and the ratios. */
-async function interactive(clients: number): Promise<void> {
+/**
+ * Interleaved rounds for `clients` clients, each pausing `pauseMs` after every answer (0: back to
+ * back); prints each condition and the ratios.
+ */
+async function interactive(clients: number, pauseMs = 0, captures = CAPTURES): Promise<void> {
   const conditions = {
     without: { durations: [] as number[], statuses: new Map<number, number>(), monitorLoads: 0 },
     with: { durations: [] as number[], statuses: new Map<number, number>(), monitorLoads: 0 },
@@ -112,7 +118,10 @@ async function interactive(clients: number): Promise<void> {
         while (name === 'with' && !clientsDone) await runOnce(loaded);
       })();
       const begin = Date.now();
-      await runConcurrently(CAPTURES, clients, () => capture(condition.durations, condition.statuses));
+      await runConcurrently(captures, clients, async () => {
+        await capture(condition.durations, condition.statuses);
+        if (pauseMs > 0) await sleep(pauseMs);
+      });
       const end = Date.now();
       clientsDone = true;
       await monitorLoop;
@@ -129,12 +138,15 @@ async function interactive(clients: number): Promise<void> {
   };
   const without = summary('without');
   const withMonitors = summary('with');
-  console.log(`${clients} clients back to back on POST /api/screenshot (${CAPACITY} slots), ${ROUNDS} interleaved rounds of ${CAPTURES} captures per condition:`);
+  const pace = pauseMs > 0 ? `pausing ${pauseMs} ms after each answer` : 'back to back';
+  console.log(`${clients} clients ${pace} on POST /api/screenshot (${CAPACITY} slots), ${ROUNDS} interleaved rounds of ${captures} captures per condition:`);
   console.log(`  without monitors: ${without.line}`);
   console.log(`  with monitors:    ${withMonitors.line}`);
   console.log(`  ratio with/without: p50 ${fmt(withMonitors.p50 / without.p50, 2)}, p95 ${fmt(withMonitors.p95 / without.p95, 2)}; 429s ${withMonitors.n429} vs ${without.n429}\n`);
 }
 for (const clients of CLIENTS) await interactive(clients);
+// A lone client that pauses: the tier is idle between its captures, which is when monitors run.
+for (const pauseMs of PAUSES) await interactive(1, pauseMs, PAUSED_CAPTURES);
 
 // 2. The memory a run of 20 full pages adds.
 const full = await createMonitor('full-pages', true);

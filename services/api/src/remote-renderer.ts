@@ -29,7 +29,7 @@ import {
   type RendererStatus,
 } from '../../renderer/src/protocol.ts';
 import type { CaptureOptions, CaptureRequest, CaptureResult, Renderer, RendererStats } from '../../renderer/src/renderer.ts';
-import { captureEnded, captureStarted, leastLoaded, newBalancedBackend, recordLoad, type BalancedBackend } from './balancer.ts';
+import { captureEnded, captureStarted, estimatedBusy, leastLoaded, newBalancedBackend, recordLoad, type BalancedBackend } from './balancer.ts';
 import type { RemoteRendererConfig } from './config.ts';
 import { recordRendererReadiness, recordRendererRetry } from './metrics.ts';
 import { staticEndpoints, type RendererEndpoints } from './renderer-endpoints.ts';
@@ -242,13 +242,18 @@ export async function createRemoteRenderer(config: RemoteRendererConfig, logger:
 
     isReady: () => !closed && listed.some((b) => b.ready),
 
+    // The load as this process believes it now (estimatedBusy): the renderers' last reports, plus
+    // what it sent since and what it still waits for. A report alone lags: the one a capture's answer
+    // carries says the tier is idle although this process sends the next capture a moment later.
     stats: () => {
       const total: RendererStats = { capacity: 0, inFlight: 0, queued: 0, browserRestarts: 0, browserCrashes: 0 };
-      for (const { load, ready } of listed) {
+      for (const backend of listed) {
+        const { load, ready } = backend;
         if (!load || !ready) continue;
+        const busy = estimatedBusy(backend);
         total.capacity += load.capacity;
-        total.inFlight += load.inFlight;
-        total.queued += load.queued;
+        total.inFlight += Math.min(busy, load.capacity);
+        total.queued += Math.max(0, busy - load.capacity);
       }
       return total;
     },

@@ -161,6 +161,27 @@ describe('dispatch to renderer services (RENDERER_URL, real Chromium behind HTTP
     }
   });
 
+  it("counts its own captures in its stats at once, not only at the renderer's next report", async () => {
+    // No probe during the test: what stats() says of the capture comes from this process's bookkeeping.
+    const { renderer } = await remoteApp([service.url], { RENDERER_PROBE_INTERVAL_MS: '60000' });
+    const pool = await sharedRenderer();
+    await eventually('the pool is idle', () => pool.stats().inFlight === 0 && pool.stats().queued === 0);
+    await renderer.probe();
+    const idle = renderer.stats();
+    expect(idle).to.include({ inFlight: 0, queued: 0 });
+    expect(idle.capacity).to.equal(pool.stats().capacity);
+    const client = new AbortController();
+    const pending = renderer.capture({ url: fixtures.url('/slow?delay=20000'), quality: 'standard', fullPage: false, removeAds: false }, { signal: client.signal }).catch((err: Error) => err.name);
+    expect(renderer.stats().inFlight, 'the moment it is sent').to.equal(1);
+    await eventually('the capture reached the pool', () => pool.stats().inFlight > 0);
+    client.abort();
+    expect(await pending).to.equal('AbortError');
+    // An aborted capture's answer carries no report: the next one says the slot is free again.
+    await eventually('the pool slot was freed', () => pool.stats().inFlight === 0);
+    await renderer.probe();
+    expect(renderer.stats()).to.include({ inFlight: 0, queued: 0 });
+  });
+
   it('sends a capture whose connection was refused to another renderer, and leaves the refusing one out', async () => {
     const pool = await sharedRenderer();
     const [first, second] = [await startRendererService(pool), await startRendererService(pool)] as const;

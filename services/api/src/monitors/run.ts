@@ -98,12 +98,7 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
       .catch((err: unknown) => deps.logger.error({ err, monitorId: monitor.id }, 'Failed to record usage'));
   let image: Buffer;
   try {
-    const release = await deps.slots.acquire(signal);
-    try {
-      image = (await deps.renderer.capture(captureRequestOf(page, site), signal ? { signal } : {})).image;
-    } finally {
-      release();
-    }
+    image = await captureInSlot(deps, captureRequestOf(page, site), signal);
   } catch (err) {
     if (signal?.aborted) throw err;
     await recordUsage('failure', 0);
@@ -129,6 +124,24 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
     return { page: page.name, outcome, diffRatio: diff.ratio, regions: diff.regions, captureImageId, diffImageId, baselineImageId, error: null };
   } catch (err) {
     return { ...failed(`The comparison failed: ${(err as Error).message}`), captureImageId };
+  }
+}
+
+/**
+ * Captures in a monitor slot (slots.ts). A capture that clients preempt is dropped and taken again
+ * in the next quiet moment: the monitor pays for it, never the clients.
+ */
+async function captureInSlot(deps: Pick<RunDeps, 'renderer' | 'slots'>, request: CaptureRequest, signal: AbortSignal | undefined): Promise<Buffer> {
+  const since = Date.now();
+  for (;;) {
+    const slot = await deps.slots.acquire(signal, since);
+    try {
+      return (await deps.renderer.capture(request, { signal: signal ? AbortSignal.any([signal, slot.preempted]) : slot.preempted })).image;
+    } catch (err) {
+      if (!slot.preempted.aborted || signal?.aborted) throw err;
+    } finally {
+      slot.release();
+    }
   }
 }
 

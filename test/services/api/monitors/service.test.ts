@@ -29,6 +29,7 @@ describe('page monitor runs (real Chromium, embedded store)', function () {
   let renderer: Renderer;
   let dataDir: string;
   const pages = { banner: 'Welcome', clock: 0 };
+  const held = { hits: 0, waiting: [] as Array<() => void> };
 
   const html = (body: string) => `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>t</title>
 <style>body{margin:0;font:18px sans-serif} .box{width:400px;height:100px;margin:20px} #clock{position:absolute;left:900px;top:10px;width:200px;height:30px}</style></head><body>${body}</body></html>`;
@@ -36,6 +37,12 @@ describe('page monitor runs (real Chromium, embedded store)', function () {
   before(async () => {
     server = http.createServer((req, res) => {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      if (req.url === '/held') {
+        held.hits += 1;
+        // The first load is held open until the test lets it go: the monitor's capture is in flight.
+        if (held.hits === 1) return void held.waiting.push(() => res.end(html('<h1>Held</h1>')));
+        return res.end(html('<h1>Held</h1>'));
+      }
       if (req.url === '/home') {
         pages.clock += 1;
         return res.end(html(`<h1>Home</h1><div class="box" style="background:#0057b8"></div><div id="clock">${pages.clock}:00</div>`));
@@ -177,6 +184,20 @@ describe('page monitor runs (real Chromium, embedded store)', function () {
     expect((await store.listMonitorRuns(monitor.id, 10)).map((run) => run.id)).to.deep.equal([request.runId]);
     // The first attempt's capture (now the baseline); the second's capture and diff were deleted.
     expect(await readdir(path.join(dataDir, 'monitor-images'))).to.have.length(1);
+  });
+
+  it('drops a monitor capture when a client capture comes, and takes it again once the tier is quiet', async () => {
+    held.hits = 0;
+    const monitor = await store.createMonitor({ accountId: account.id, ...spec({ pages: [{ name: 'held', url: `${origin}/held`, removeAds: false }] }) });
+    const running = runNow(monitor.id);
+    await waitFor('the monitor capture in flight', async () => held.hits === 1, 600, 50);
+    // A client capture: with 2 slots and a 50 % share, the monitor's capture must yield.
+    const client = await renderer.capture({ url: `${origin}/offers`, quality: 'standard', fullPage: false, removeAds: false });
+    expect(client.image.length).to.be.above(0);
+    const run = await running;
+    held.waiting.splice(0).forEach((answer) => answer());
+    expect(page(run, 'held')).to.include({ outcome: 'baseline', error: null });
+    expect(held.hits, 'loaded again after the client capture').to.equal(2);
   });
 
   it('two schedulers on one store (two API replicas) run each scheduled run once', async () => {

@@ -2,10 +2,14 @@
  * The worker thread of diff.ts: decodes both PNGs, compares them (compare.ts) and encodes the diff
  * picture, so that none of this CPU work runs on the API's event loop.
  */
+import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { PNG } from 'pngjs';
 import { compareImages, type CompareOptions } from './compare.ts';
 import type { DiffReply, DiffTask } from './diff.ts';
+
+/** The lowest priority a process or thread can have on Linux. */
+const BACKGROUND_NICE = 19;
 
 function decode(png: Uint8Array, which: string) {
   try {
@@ -27,6 +31,21 @@ function run(task: DiffTask): DiffReply {
   const { diff, ...figures } = comparison;
   return { ok: true, ...figures, width: diff.width, height: diff.height, diffPng: new Uint8Array(diffPng) };
 }
+
+/**
+ * A comparison is background work: this thread gives the CPU to the API's event loop and to
+ * anything else on the machine first. On Linux a thread's nice value is its own (setpriority on
+ * the calling thread), so the API's main thread keeps its priority. Raising nice needs no privilege.
+ */
+function yieldCpu(): void {
+  try {
+    os.setPriority(BACKGROUND_NICE);
+  } catch {
+    // A platform that refuses (or has no nice values) compares at normal priority.
+  }
+}
+
+yieldCpu();
 
 parentPort?.once('message', (task: DiffTask) => {
   let reply: DiffReply;
