@@ -46,7 +46,9 @@ const MOVING_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>mov
 </body></html>`;
 
 /**
- * A clock that ticks every 50 ms, at CSS (100, 200), 160 x 40, on an otherwise still page. Its viewport
+ * A clock that ticks every 50 ms, at CSS (100, 200), 160 x 40, on an otherwise still page. It shows
+ * the wall clock, not the time since the page loaded: two captures of fresh pages can be taken at the
+ * same moment after load, and would then show the same time. Its viewport
  * meta makes the page's CSS pixels the picture's on the mobile profile too: ignore regions are in the
  * picture's CSS pixels (device pixels / device scale factor), which a zoomed-out mobile page's are not.
  */
@@ -59,7 +61,7 @@ const CLOCK_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>cloc
   <div id="clock"></div>
   <script>
     const clock = document.getElementById('clock');
-    const tick = () => { clock.textContent = String(performance.now().toFixed(0)).padStart(8, '0'); };
+    const tick = () => { clock.textContent = String(Date.now() % 100000000).padStart(8, '0'); };
     tick();
     setInterval(tick, 50);
   </script>
