@@ -70,12 +70,15 @@ export function monitorSlots(renderer: Renderer, sharePercent: number, timing: M
     const clients = Math.max(0, inFlight + queued - mine);
     return { limit, free: capacity - inFlight - queued, reserve, quietLevel: Math.max(0, capacity - limit - reserve), clients };
   };
+  /** Reads the tier once: notes clients beyond the quiet level (preempting yielding captures), and answers the load. */
   const sample = (now: number) => {
-    const { clients, quietLevel } = load();
-    if (clients <= quietLevel) return;
-    lastBusyAt = now;
-    for (const held of yielding) held.abort(new Error('a client capture came: the monitor capture yields'));
-    yielding.clear();
+    const current = load();
+    if (current.clients > current.quietLevel) {
+      lastBusyAt = now;
+      for (const held of yielding) held.abort(new Error('a client capture came: the monitor capture yields'));
+      yielding.clear();
+    }
+    return current;
   };
   const watch = () => {
     const now = Date.now();
@@ -95,8 +98,7 @@ export function monitorSlots(renderer: Renderer, sharePercent: number, timing: M
   };
   const mayStart = (since: number) => {
     const now = Date.now();
-    sample(now);
-    const { limit, free, reserve } = load();
+    const { limit, free, reserve } = sample(now);
     if (mine >= limit || free - 1 < reserve) return false;
     const quiet = lastBusyAt !== undefined && now - lastBusyAt >= timing.quietMs;
     return quiet || now - since >= timing.maxWaitMs;
