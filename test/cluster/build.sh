@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Build one of the test parts that the project makes from Go modules, once per version, into a cache
+# outside the clone; later runs on the same machine reuse it.
+#
+#   build.sh COMPONENT      COMPONENT is a folder beside this script holding a Go module (k8s, etcd,
+#                           ferretdb, ...); prints the path of the built binary as its last line
+#
+# The cache key is the module's own files (go.mod, go.sum, *.go, build.env) and the Go version:
+# a version bump in go.mod builds anew, anything else reuses the binary. Progress and the build's
+# time go to stderr. Go's module and build caches are Go's own (`go env GOMODCACHE GOCACHE`, under
+# $HOME), outside the clone, so that a fresh clone's CI run finds them warm.
+# Env: VIEWFINDER_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/viewfinder): where binaries go.
+set -euo pipefail
+HERE="$(CDPATH='' cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+log() { printf 'test/cluster/build: %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+[[ $# -eq 1 && -f "$HERE/$1/go.mod" ]] || die "usage: build.sh COMPONENT (one of: $(cd "$HERE" && ls -d */go.mod | sed 's,/go.mod,,' | tr '\n' ' '))"
+COMPONENT="$1" MODULE="$HERE/$1"
+command -v go >/dev/null 2>&1 || die "no Go toolchain on PATH (Go 1.26 or newer builds the test cluster)"
+# Never let go fetch a toolchain of its own: the machine's Go builds everything.
+export GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-} -mod=readonly" CGO_ENABLED="${CGO_ENABLED:-0}"
+
+CACHE="${VIEWFINDER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/viewfinder}"
+case "$CACHE/" in "$(CDPATH='' cd -- "$HERE/../.." && pwd -P)/"*) die "VIEWFINDER_CACHE must be outside the clone: $CACHE" ;; esac
+KEY="$( { go version; cd "$MODULE" && cat go.mod go.sum ./*.go build.env 2>/dev/null; } | sha256sum | cut -c1-16)"
+OUT="$CACHE/bin/$COMPONENT-$KEY"
+if [[ -x "$OUT/$COMPONENT" ]]; then
+  log "$COMPONENT: cached ($OUT/$COMPONENT)"
+  printf '%s\n' "$OUT/$COMPONENT"
+  exit 0
+fi
+
+# build.env may set LDFLAGS (version stamps) and PACKAGE (default: the module's root package).
+LDFLAGS="" PACKAGE="."
+# shellcheck source=/dev/null
+[[ ! -f "$MODULE/build.env" ]] || . "$MODULE/build.env"
+mkdir -p "$CACHE/bin"
+exec 9>"$CACHE/bin/.$COMPONENT.lock"
+flock -w 3600 9 || die "another build of $COMPONENT holds $CACHE/bin/.$COMPONENT.lock"
+if [[ ! -x "$OUT/$COMPONENT" ]]; then
+  log "$COMPONENT: building (GOCACHE $(go env GOCACHE), GOMODCACHE $(go env GOMODCACHE))"
+  started=$SECONDS
+  tmp="$OUT.tmp.$$"; rm -rf "$tmp"; mkdir -p "$tmp"
+  (cd "$MODULE" && go build -trimpath -ldflags "-s -w $LDFLAGS" -o "$tmp/$COMPONENT" "$PACKAGE") \
+    || { rm -rf "$tmp"; die "go build of $COMPONENT failed"; }
+  rm -rf "$OUT"; mv "$tmp" "$OUT"
+  log "$COMPONENT: built in $((SECONDS - started)) s ($(du -h "$OUT/$COMPONENT" | cut -f1))"
+  # Older builds of this component are kept only while a few: each Kubernetes build is ~150 MB.
+  ls -dt "$CACHE/bin/$COMPONENT"-* 2>/dev/null | grep -v '\.tmp\.' | tail -n +4 | xargs -r rm -rf
+fi
+printf '%s\n' "$OUT/$COMPONENT"
