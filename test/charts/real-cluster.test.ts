@@ -7,10 +7,11 @@ import { waitFor } from '../operator/support.ts';
 import { helm, kubectl } from '../support/k8s-tools.ts';
 import { createNamespace, deleteNamespace, testNamespaceName } from '../support/namespaces.ts';
 import { CHART, REPO, ciValueFiles, defaultValues, mergeValues, readYaml, type Values } from './chart.ts';
+import { skippedWithoutCluster } from '../support/cluster.ts';
 
 /**
  * The deploy path a platform team takes, against the real API server KUBECONFIG points at (CI starts
- * ../shared/k8s): kubectl applies crds/ twice, the API server accepts every rendering of the chart in
+ * test/cluster): kubectl applies crds/ twice, the API server accepts every rendering of the chart in
  * a server-side dry run, and Helm installs, upgrades and uninstalls it. Pods stay Pending there (no
  * kubelet), so the checks are on the objects, not on workloads running.
  */
@@ -51,12 +52,7 @@ const MONITORING_CRDS = [
 
 describe('the chart on a real API server (KUBECONFIG)', function () {
   this.timeout(300_000);
-  if (!process.env.KUBECONFIG) {
-    it('is skipped: set KUBECONFIG (bash .ci/run starts ../shared/k8s and sets it) to install the chart on a real API server', function () {
-      this.skip();
-    });
-    return;
-  }
+  if (skippedWithoutCluster('the chart installed on a real API server')) return;
 
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromDefault();

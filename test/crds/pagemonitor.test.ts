@@ -6,10 +6,11 @@ import { parse as parseYaml, stringify } from 'yaml';
 import { crdAjv } from '../support/crd-ajv.ts';
 import { kubectl } from '../support/k8s-tools.ts';
 import { createNamespace, deleteNamespace, testNamespaceName } from '../support/namespaces.ts';
+import { skippedWithoutCluster } from '../support/cluster.ts';
 
 /**
  * The PageMonitor CRD: its shape, its schema in ajv, and, when KUBECONFIG points at a real API
- * server (bash .ci/run starts ../shared/k8s), what that server accepts and refuses: the CEL rules
+ * server (make test starts test/cluster), what that server accepts and refuses: the CEL rules
  * (cron shape, schedules that never fire, siteRef xor account) run only there.
  */
 const FILE = path.join(import.meta.dirname, '..', '..', 'crds', 'pagemonitor.yaml');
@@ -130,12 +131,7 @@ describe('PageMonitor CRD', () => {
 
   describe('on the real API server (KUBECONFIG)', function () {
     this.timeout(120_000);
-    if (!process.env.KUBECONFIG) {
-      it('is skipped: set KUBECONFIG (bash .ci/run starts ../shared/k8s and sets it)', function () {
-        this.skip();
-      });
-      return;
-    }
+    if (skippedWithoutCluster('the CRD on a real API server')) return;
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromDefault();
     const namespace = testNamespaceName();

@@ -16,6 +16,7 @@ import { HELM, KUBECTL, helm } from '../support/k8s-tools.ts';
 import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../support/processes.ts';
 import { PROMETHEUS_RULES, startPrometheus, type PrometheusProcess } from '../support/prometheus.ts';
 import { startTerminal, type BlockRun, type Terminal } from '../support/terminal.ts';
+import { skippedWithoutCluster } from '../support/cluster.ts';
 
 const root = path.join(import.meta.dirname, '..', '..');
 const OPERATOR_MAIN = fileURLToPath(new URL('../../operator/src/main.ts', import.meta.url));
@@ -54,7 +55,7 @@ const shape = (text: string): string[] =>
 
 /**
  * docs/monitors.md's walk-through, run as written in one bash session (test/support/terminal.ts):
- * kubectl against a real kube-apiserver (../shared/k8s, KUBECONFIG) with the CRDs, the operator
+ * kubectl against a real kube-apiserver (test/cluster, KUBECONFIG) with the CRDs, the operator
  * (operator/src/main.ts), the hosted API on the embedded store and a renderer with Chromium
  * (services/*\/src/main.ts) as processes, and Debian's Prometheus with the chart's rules scraping
  * the API as the chart's ServiceMonitor has the Prometheus Operator scrape it.
@@ -68,12 +69,7 @@ const shape = (text: string): string[] =>
  */
 describe('docs/monitors.md: from kubectl apply of a PageMonitor to an alert in Prometheus, as written', function () {
   this.timeout(180_000);
-  if (!REAL_KUBECONFIG) {
-    it('is skipped: set KUBECONFIG (../shared/k8s/start.sh) to run the walk-through against a real API server', function () {
-      this.skip();
-    });
-    return;
-  }
+  if (skippedWithoutCluster('the walk-through against a real API server')) return;
 
   let page: { server: http.Server; url: string; banner: { text: string; colour: string } };
   let target: KubeTarget;

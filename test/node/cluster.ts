@@ -1,6 +1,6 @@
 /**
  * The real node's leg (test/node/*.test.ts): pods of the chart running in real containers on the
- * single-node cluster of ../shared/k8s/node, which `bash .ci/run` starts. Helpers shared by its files:
+ * single-node cluster of test/cluster/node, which `make test` starts. Helpers shared by its files:
  * whether a node is there (and why not), the image built with `make image`'s script and loaded into
  * the node once per run, pods and their readiness, and clients that capture through a Service.
  */
@@ -11,12 +11,13 @@ import type { AddressInfo } from 'node:net';
 import { CoreV1Api, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { noClusterReason, noNodeReason } from '../support/cluster.ts';
 import { helm, kubectl } from '../support/k8s-tools.ts';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 export const CHART = `${REPO}charts/viewfinder`;
-/** ../shared/k8s/node beside the clone, or K8S_NODE_DIR (.ci/run sets it). */
-export const LOAD_IMAGE = path.join(process.env.K8S_NODE_DIR ?? path.resolve(REPO, '../shared/k8s/node'), 'load-image.sh');
+/** The project's own node scripts (test/cluster/node). */
+export const LOAD_IMAGE = `${REPO}test/cluster/node/load-image.sh`;
 /** The image the leg builds and the chart runs (pullPolicy Never: the node has no registry). */
 export const IMAGE = { repository: 'viewfinder', tag: 'node-ci' };
 export const IMAGE_ARGS = ['--set', `image.repository=${IMAGE.repository}`, '--set', `image.tag=${IMAGE.tag}`, '--set', 'image.pullPolicy=Never'];
@@ -45,16 +46,16 @@ export function describeOnRealNode(title: string, body: (this: Mocha.Suite, node
 
 export function realNode(): { stateDir: string } | { skip: string } {
   const kubeconfig = process.env.KUBECONFIG;
-  if (!kubeconfig) return { skip: 'no KUBECONFIG: bash .ci/run starts ../shared/k8s/node (up.sh) and sets it' };
+  const noCluster = noClusterReason();
+  if (noCluster || !kubeconfig) return { skip: noCluster ?? 'no KUBECONFIG' };
   const stateDir = process.env.VIEWFINDER_NODE_STATE ?? path.dirname(kubeconfig);
-  if (!existsSync(path.join(stateDir, 'node'))) return { skip: `${stateDir} is not a node's STATE_DIR (a control plane alone runs no pods): start ../shared/k8s/node/up.sh` };
+  if (!existsSync(path.join(stateDir, 'node'))) return { skip: noNodeReason(stateDir) };
   const nodes = kubectl(['get', 'nodes', '-o', 'json']);
   if (nodes.status !== 0) return { skip: `the cluster does not answer: ${nodes.output.trim()}` };
   const ready = (JSON.parse(nodes.stdout).items as Array<{ status: { conditions: Array<{ type: string; status: string }> } }>).some((node) =>
     node.status.conditions.some((condition) => condition.type === 'Ready' && condition.status === 'True'),
   );
   if (!ready) return { skip: 'the cluster has no Ready node' };
-  if (!existsSync(LOAD_IMAGE)) return { skip: `${LOAD_IMAGE} is missing (set K8S_NODE_DIR to ../shared/k8s/node)` };
   return { stateDir };
 }
 

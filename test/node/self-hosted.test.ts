@@ -31,7 +31,7 @@ import {
 } from './cluster.ts';
 
 /**
- * The chart's self-hosted values on a real node (../shared/k8s/node): the image built with no
+ * The chart's self-hosted values on a real node (test/cluster/node): the image built with no
  * registry, pods in real containers with the chart's security context, probes and volumes, the API
  * reached through its Service's ClusterIP from the host, renderers found through EndpointSlices,
  * pod deletion and a rolling upgrade under load, Prometheus discovering the pods, and uninstall.

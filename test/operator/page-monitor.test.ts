@@ -9,7 +9,6 @@ import { resettingPort } from '../support/fixture-server.ts';
 import { sharedRenderer } from '../support/harness.ts';
 import { kubectl } from '../support/k8s-tools.ts';
 import {
-  REAL_KUBECONFIG,
   Resources,
   describeOnEachTarget,
   ready,
@@ -21,6 +20,7 @@ import {
   type KubeTarget,
   type RunningOperator,
 } from './support.ts';
+import { skippedWithoutCluster } from '../support/cluster.ts';
 
 /**
  * The PageMonitor controller through the API: the resource becomes an API monitor (managedBy),
@@ -235,13 +235,7 @@ describeOnEachTarget('PageMonitor controller', 120_000, (start) => {
 
 describe('PageMonitor controller on a real API server, with real Chromium capturing pages that change', function () {
   this.timeout(300_000);
-  if (!REAL_KUBECONFIG) {
-    it('is skipped: set KUBECONFIG (../shared/k8s/start.sh) to run the PageMonitor controller on a real API server with kubectl', function () {
-      console.log('      (skipped: KUBECONFIG is not set, so there is no real API server for the status, events and printer columns)');
-      this.skip();
-    });
-    return;
-  }
+  if (skippedWithoutCluster('the PageMonitor controller on a real API server, with kubectl')) return;
   let server: http.Server;
   let origin: string;
   let colour = '#2a9d8f';

@@ -13,23 +13,19 @@ import type { ApiKeyResource, SiteResource } from '../../operator/src/resources.
 import { API_MAIN, startServiceProcess, type ServiceProcess } from '../support/processes.ts';
 import { startStubRenderer, type StubRendererService } from '../support/stub-renderer.ts';
 import { OPERATOR_SERVICE_ACCOUNT, REAL_KUBECONFIG, Resources, ready, startRealTarget, waitFor, type KubeTarget } from './support.ts';
+import { skippedWithoutCluster } from '../support/cluster.ts';
 
 const OPERATOR_MAIN = fileURLToPath(new URL('../../operator/src/main.ts', import.meta.url));
 
 /**
- * Issue 20 on the real parts: a real kube-apiserver (../shared/k8s, KUBECONFIG), the hosted API
+ * Issue 20 on the real parts: a real kube-apiserver (test/cluster, KUBECONFIG), the hosted API
  * (services/api/src/main.ts, MODE=hosted on the embedded store) and the operator
  * (operator/src/main.ts) as separate processes. Only the API opens the store; the test opens the
  * same SQLite file as the admin CLI would, to create the account and to look behind the API.
  */
 describe('operator and hosted API as separate processes, on a real cluster', function () {
   this.timeout(180_000);
-  if (!REAL_KUBECONFIG) {
-    it('is skipped: set KUBECONFIG (../shared/k8s/start.sh) to run the operator and the API as processes', function () {
-      this.skip();
-    });
-    return;
-  }
+  if (skippedWithoutCluster('the operator and the API as processes')) return;
 
   let target: KubeTarget;
   let kube: Resources;

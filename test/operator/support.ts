@@ -34,6 +34,7 @@ import { startFakeKubeApiServer, type FakeKubeApiServer } from '../support/fake-
 import { createNamespace, deleteNamespace, testNamespaceName } from '../support/namespaces.ts';
 import { silentLogger, testConfig } from '../support/harness.ts';
 import { createStubRenderer } from '../support/stub-renderer.ts';
+import { skippedWithoutCluster } from '../support/cluster.ts';
 
 /**
  * Where the operator's integration tests run: the in-process fake API server, or, when KUBECONFIG
@@ -68,10 +69,7 @@ export function describeOnEachTarget(title: string, timeoutMs: number, body: (st
       this.timeout(timeoutMs);
       const start = leg.start;
       if (!start) {
-        it(`is skipped: set KUBECONFIG (../shared/k8s/start.sh) to run "${title}" against a real cluster`, function () {
-          console.log('      (skipped: KUBECONFIG is not set, so there is no cluster to test against; the fake API server leg ran)');
-          this.skip();
-        });
+        skippedWithoutCluster(`"${title}" against a real cluster; the fake API server leg ran`);
         return;
       }
       body(start);

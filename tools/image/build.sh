@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make image`: builds the one Viewfinder image and writes it as a docker-archive that
-# `docker load` and ../shared/k8s/node/load-image.sh read.
+# `docker load` and test/cluster/node/load-image.sh read.
 #   - With a working Docker engine: docker build (BuildKit), then docker save.
 #   - Without one: Debian's buildah (`buildah build --format docker --layers --network host`). The base is
 #     BASE_IMAGE when buildah has it or can pull it, else one the project makes itself
@@ -79,4 +79,4 @@ buildah)
 esac
 
 log "built $IMAGE with $IMAGE_BUILDER in $((built - started)) s; image size $size"
-[ -z "$IMAGE_ARCHIVE" ] || log "archive $IMAGE_ARCHIVE: $(du -h "$IMAGE_ARCHIVE" | cut -f1) (written in $((SECONDS - built)) s); load it with ../shared/k8s/node/load-image.sh STATE_DIR $IMAGE_ARCHIVE"
+[ -z "$IMAGE_ARCHIVE" ] || log "archive $IMAGE_ARCHIVE: $(du -h "$IMAGE_ARCHIVE" | cut -f1) (written in $((SECONDS - built)) s); load it with test/cluster/node/load-image.sh STATE_DIR $IMAGE_ARCHIVE"

@@ -1,0 +1,3 @@
+module viewfinder.dev/test-cluster/pause
+
+go 1.26.0

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Run a command with the project's own test cluster up, then take the cluster down however the
+# command ends (`make test` runs the suite through this):
+#
+#   with-cluster.sh CMD [ARGS...]
+#
+# - As root with Go: a single node (node/up.sh: control plane, kubelet, containerd, DNS), whose API
+#   server also serves the control-plane legs (operator, chart, CRDs); the real-node legs run on it.
+# - When the node cannot start (another node runs on this machine, ...): the control plane alone
+#   (start.sh); the real-node legs skip, saying why.
+# - Without Go, or when nothing can start: no cluster; every real-cluster leg skips, saying why.
+# - KUBECONFIG already set: that cluster is used as it is, and nothing is started or stopped.
+# For CMD it exports KUBECONFIG, KUBECTL (the kubectl of the same build), VIEWFINDER_NODE_STATE
+# (the node's STATE_DIR, when a node runs) and VIEWFINDER_CLUSTER_SKIP (why a leg skips).
+# Env: VIEWFINDER_CLUSTER=none|control-plane|node (default node): how much to start.
+set -uo pipefail
+HERE="$(CDPATH='' cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+log() { printf 'test/cluster: %s\n' "$*" >&2; }
+[[ $# -ge 1 ]] || { log "usage: with-cluster.sh CMD [ARGS...]"; exit 2; }
+
+state="" node=0
+cleanup() {
+  [[ -n "$state" ]] || return 0
+  local started=$SECONDS
+  if ((node)); then "$HERE/node/down.sh" "$state" --wipe >&2; else "$HERE/stop.sh" "$state" --wipe >&2; fi
+  log "cluster stopped in $((SECONDS - started)) s"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+skip_because() { export VIEWFINDER_CLUSTER_SKIP="$1"; log "no cluster: $1"; }
+want="${VIEWFINDER_CLUSTER:-node}"
+if [[ -n "${KUBECONFIG:-}" ]]; then
+  log "KUBECONFIG is set ($KUBECONFIG): the tests use that cluster, and this script starts none"
+elif [[ "$want" == none ]]; then
+  skip_because "VIEWFINDER_CLUSTER=none: no cluster was started"
+elif ! command -v go >/dev/null 2>&1; then
+  skip_because "no Go toolchain on PATH: the test cluster is built from Go modules (install Go 1.26 or newer)"
+else
+  started=$SECONDS
+  if [[ "$want" == node && $EUID -ne 0 ]]; then
+    log "not root: the node (containerd, kubelet, kube-proxy change the host's network) cannot start; starting the control plane alone"
+    export VIEWFINDER_CLUSTER_SKIP="not root: the node needs root, so only the control plane runs"
+  elif [[ "$want" == node ]]; then
+    # the node's unix sockets need a short path (at most 60 characters)
+    state="/tmp/vf-node-$$"
+    if line="$("$HERE/node/up.sh" "$state" | tail -n 1)" && [[ "$line" == KUBECONFIG=* ]]; then
+      node=1
+      export "$line" VIEWFINDER_NODE_STATE="$state"
+      log "a node is up in $((SECONDS - started)) s; $line"
+    else
+      export VIEWFINDER_CLUSTER_SKIP="the node could not start (test/cluster/node/up.sh failed; its output is above the suite's)"
+      log "$VIEWFINDER_CLUSTER_SKIP; starting the control plane alone"
+      "$HERE/node/down.sh" "$state" --wipe >&2 || true
+      state=""
+    fi
+  fi
+  if [[ -z "$state" ]]; then
+    state="${TMPDIR:-/tmp}/vf-control-plane-$$"
+    if line="$("$HERE/start.sh" "$state" | tail -n 1)" && [[ "$line" == KUBECONFIG=* ]]; then
+      export "$line"
+      log "a control plane is up in $((SECONDS - started)) s; $line"
+    else
+      "$HERE/stop.sh" "$state" --wipe >&2 || true
+      state=""
+      skip_because "the control plane could not start (test/cluster/start.sh failed; its output is above the suite's)"
+    fi
+  fi
+fi
+if [[ -n "${KUBECONFIG:-}" && -z "${KUBECTL:-}" && -x "$(dirname -- "$KUBECONFIG")/bin/kubectl" ]]; then
+  export KUBECTL="$(dirname -- "$KUBECONFIG")/bin/kubectl"
+fi
+"$@"
