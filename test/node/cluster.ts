@@ -142,6 +142,10 @@ export function clusterIP(namespace: string, service: string): string {
 }
 
 /** A page served inside the cluster: the node's busybox answers "hello from <pod>" on 8080, behind Service `pages` on port 80. */
+/** What Pod Security "restricted" asks of a pod and its containers (the test cluster enforces it). */
+export const RESTRICTED_POD = { runAsNonRoot: true, runAsUser: 65534, runAsGroup: 65534, seccompProfile: { type: 'RuntimeDefault' } };
+export const RESTRICTED_CONTAINER = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+
 export async function deployPages(namespace: string): Promise<{ url: string; ip: string }> {
   const manifest = {
     apiVersion: 'v1',
@@ -157,11 +161,13 @@ export async function deployPages(namespace: string): Promise<{ url: string; ip:
           template: {
             metadata: { labels: { app: 'pages' } },
             spec: {
+              securityContext: RESTRICTED_POD,
               containers: [
                 {
                   name: 'httpd',
                   image: 'localhost/k8s-local/busybox:1',
                   imagePullPolicy: 'Never',
+                  securityContext: RESTRICTED_CONTAINER,
                   ports: [{ containerPort: 8080 }],
                   readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
                 },
