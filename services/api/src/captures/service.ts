@@ -18,7 +18,7 @@ import { CAPTURE_JOB, captureJobHandler, payloadOf, statusUrlOf, type CaptureMet
 import type { CapturesConfig } from './config.ts';
 import { reportJobCounts } from './metrics.ts';
 import { checkWebhookUrl } from './webhook-delivery.ts';
-import { WEBHOOK_JOB, webhookJobHandler, webhookKeyOf } from './webhook-job.ts';
+import { queueWebhook, webhookJobHandler, webhookKeyOf } from './webhook-job.ts';
 
 /** One capture to submit, checked by the route. */
 export interface Submission {
@@ -70,12 +70,9 @@ export interface CaptureJobsDeps {
 export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
   const { store, config, logger, guard } = deps;
   const runner = createJobRunner({ store, logger, concurrency: config.concurrency, leaseMs: config.leaseMs, pollIntervalMs: config.pollIntervalMs });
-  const queueWebhook = async (capture: Job) => {
-    if (!payloadOf(capture).webhookUrl) return;
-    // A second before the capture's outcome is written at the latest; webhook-job.ts waits for it.
-    await runner.enqueue(WEBHOOK_JOB, capture.ownerId, { captureId: capture.id }, { idempotencyKey: webhookKeyOf(capture.id), runAt: new Date(Date.now() + 1000) });
-  };
-  runner.register(captureJobHandler({ ...deps, queueWebhook }));
+  // A second before the capture's outcome is written at the latest; webhook-job.ts waits for it.
+  const queueWebhookSoon = (capture: Job) => queueWebhook(runner, capture, new Date(Date.now() + 1000));
+  runner.register(captureJobHandler({ ...deps, queueWebhook: queueWebhookSoon }));
   runner.register(webhookJobHandler({ store, config, guard }));
   reportJobCounts(store);
 
