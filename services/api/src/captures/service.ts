@@ -52,8 +52,11 @@ export interface Accepted {
 export interface CaptureJobs {
   runner: JobRunner;
   submit(context: SubmitContext, submissions: Submission[]): Promise<Accepted[]>;
-  /** GET /captures/{id}: the status as JSON, or the image bytes when Accept asks for them. */
-  answerStatus(ctx: Context, ownerId: string, id: string): Promise<void>;
+  /**
+   * GET /captures/{id}: the status as JSON, or the image bytes when Accept asks for them. With
+   * `siteId` (a site key), only a capture made for that site is found.
+   */
+  answerStatus(ctx: Context, ownerId: string, id: string, siteId?: string | null): Promise<void>;
   recent(ownerId: string, limit: number): Promise<CaptureStatus[]>;
 }
 
@@ -128,11 +131,12 @@ export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
       }
       return accepted;
     },
-    async answerStatus(ctx, ownerId, id) {
+    async answerStatus(ctx, ownerId, id, siteId) {
       const job = await store.getJob(id);
       const expired = job?.expiresAt && job.expiresAt.getTime() <= Date.now();
-      // Another owner's job, a webhook job, a removed one or one past its retention (not yet swept): all the same 404.
-      if (!job || job.ownerId !== ownerId || job.type !== CAPTURE_JOB || expired) throw new NotFound(`Capture ${id} not found`);
+      const otherSite = job && siteId && payloadOf(job).hosted?.siteId !== siteId;
+      // Another owner's (or, for a site key, another site's) job, a webhook job, a removed one or one past its retention (not yet swept): all the same 404.
+      if (!job || job.ownerId !== ownerId || job.type !== CAPTURE_JOB || expired || otherSite) throw new NotFound(`Capture ${id} not found`);
       const metadata = job.result as unknown as CaptureMetadata | null;
       const raw = rawImageFormat(ctx, metadata?.format);
       ctx.set('Cache-Control', 'no-store');
