@@ -93,7 +93,7 @@ try {
   // Only an API that trusts a ServiceAccount needs the Kubernetes API (KUBECONFIG, or the pod's own account).
   const tokenReviewer =
     config.mode === 'hosted' && operatorAuth.trustedServiceAccounts.length > 0
-      ? cachedReviewer(kubeTokenReviewer(loadKubeConfig(), operatorAuth.audience), operatorAuth.reviewCacheMs)
+      ? cachedReviewer(kubeTokenReviewer(loadKubeConfig(), operatorAuth.audience, operatorAuth.reviewTimeoutMs), operatorAuth.reviewCacheMs)
       : undefined;
   if (tokenReviewer) logger.info({ trusted: operatorAuth.trustedServiceAccounts, audience: operatorAuth.audience }, 'The operator routes admit these ServiceAccounts (TokenReview)');
   runService({

@@ -98,7 +98,7 @@ export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
       const existing = await Promise.all(submissions.map((s) => sameSubmit(ownerId, s.idempotencyKey)));
       const fresh = submissions.filter((_s, i) => existing[i] === null);
       if (fresh.length > 0) {
-        for (const webhookUrl of new Set(fresh.flatMap((s) => (s.webhookUrl ? [s.webhookUrl] : [])))) await checkWebhookUrl(guard, webhookUrl);
+        for (const webhookUrl of new Set(fresh.flatMap((s) => (s.webhookUrl ? [s.webhookUrl] : [])))) await checkWebhookUrl(guard, webhookUrl, config.webhook.timeoutMs);
         if (fresh.some((s) => s.webhookUrl) && !(await context.canSign())) {
           throw new Conflict(
             ownerId === SELF_HOSTED_OWNER

@@ -8,7 +8,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { BadRequest, Forbidden, isHttpError } from '../../../../lib/errors.ts';
+import { BadRequest, Forbidden, isHttpError, ServiceUnavailable } from '../../../../lib/errors.ts';
 import { PermanentJobError } from '../../../../lib/jobs/retry.ts';
 import type { NetworkGuard } from '../../../renderer/src/guard/network-guard.ts';
 
@@ -106,16 +106,27 @@ function webhookRefusal(message: string): string {
   return message.replace('only public addresses may be captured', 'only public addresses may receive webhooks');
 }
 
-/** The submit-time check: the same guard, so that a refused target is a 400/403 at once rather than a failed delivery later. */
-export async function checkWebhookUrl(guard: NetworkGuard, webhookUrl: string): Promise<void> {
+/**
+ * The submit-time check: the same guard, so that a refused target is a 400/403 at once rather than
+ * a failed delivery later. The name's resolution is bounded by `timeoutMs` (WEBHOOK_TIMEOUT_MS): a
+ * resolver that does not answer makes the submit a 503 with Retry-After, and nothing is queued.
+ */
+export async function checkWebhookUrl(guard: NetworkGuard, webhookUrl: string, timeoutMs: number): Promise<void> {
   const url = URL.parse(webhookUrl);
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') throw new BadRequest('webhookUrl must be an http or https URL');
   if (url.username || url.password) throw new BadRequest('webhookUrl must not carry credentials');
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
   try {
-    await guard.resolve(url.hostname);
+    if ((await Promise.race([guard.resolve(url.hostname), deadline])) === 'timeout') {
+      throw new ServiceUnavailable(`webhookUrl: ${url.hostname} did not resolve within ${timeoutMs} ms; try again`, 1);
+    }
   } catch (err) {
+    if (err instanceof ServiceUnavailable) throw err;
     if (isHttpError(err) && err.status === 403) throw new Forbidden(`webhookUrl: ${webhookRefusal(err.message)}`);
     if (isHttpError(err) && err.status === 400) throw new BadRequest(`webhookUrl: ${err.message}`);
     throw new BadRequest(`webhookUrl: ${url.hostname} does not resolve`);
+  } finally {
+    clearTimeout(timer);
   }
 }
