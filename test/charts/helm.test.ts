@@ -319,6 +319,13 @@ describe('chart rendered by helm', function () {
     const paths = (manifests: Manifest[]) => one(manifests, 'Ingress', 'api').spec.rules[0].http.paths.map((p: any) => p.path);
     const apiPolicies = (manifests: Manifest[]) => byKind(manifests, 'NetworkPolicy').filter((p) => p.metadata.labels?.['app.kubernetes.io/component'] === 'api');
 
+    it('sets PUBLIC_BASE_URL from the Ingress host (https with TLS), or from api.publicBaseUrl when given', () => {
+      expect(apiEnv(render(undefined, TLS)).captures.publicBaseUrl).to.equal('https://shots.example.com');
+      expect(apiEnv(render(undefined, ['ingress.enabled=true', 'ingress.hosts[0]=plain.example.com'])).captures.publicBaseUrl).to.equal('http://plain.example.com');
+      const given = apiEnv(render(undefined, [...TLS, 'api.publicBaseUrl=https://cdn.example.com/shots']));
+      expect([given.captures.publicBaseUrl, given.dashboard.publicBaseUrl]).to.deep.equal(['https://cdn.example.com/shots', 'https://cdn.example.com/shots']);
+    });
+
     it('trusts nothing forwarded without TLS at the Ingress, and keeps the dashboard off plain HTTP', () => {
       const manifests = render(undefined, ['ingress.enabled=true']);
       expect(apiEnv(manifests).dashboard.trustProxy).to.equal(false);

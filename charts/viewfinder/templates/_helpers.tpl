@@ -180,6 +180,15 @@ Secure although the API itself only sees plain HTTP from the ingress controller.
 {{- end -}}
 {{- end -}}
 
+{{/* PUBLIC_BASE_URL: api.publicBaseUrl, else the Ingress's first named host (https when it has tls), else empty (the API's default). */}}
+{{- define "viewfinder.apiPublicBaseUrl" -}}
+{{- if .Values.api.publicBaseUrl -}}
+{{- .Values.api.publicBaseUrl -}}
+{{- else if and .Values.ingress.enabled (first .Values.ingress.hosts) -}}
+{{- if empty .Values.ingress.tls }}http{{ else }}https{{ end }}://{{ first .Values.ingress.hosts }}
+{{- end -}}
+{{- end -}}
+
 {{/* Where DATA_DIR is mounted in the API's pod (self-hosted mode: the result cache's files; store=embedded: the SQLite store too). */}}
 {{- define "viewfinder.apiDataDir" -}}
 /var/lib/viewfinder

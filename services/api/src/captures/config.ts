@@ -1,5 +1,6 @@
 import { ConfigError, readBool, readInt, readOptionalString, type Env } from '../../../../lib/env.ts';
 import type { RetryPolicy } from '../../../../lib/jobs/retry.ts';
+import { readPublicBaseUrl } from '../public-base-url.ts';
 
 /** Asynchronous captures and their webhooks (docs/async.md): the job runner's settings and the bounds. */
 export interface CapturesConfig {
@@ -24,6 +25,8 @@ export interface CapturesConfig {
    * concurrencyPerHost (WEBHOOK_CONCURRENCY_PER_HOST): of those, to one target host.
    */
   webhook: RetryPolicy & { timeoutMs: number; concurrency: number; concurrencyPerHost: number };
+  /** PUBLIC_BASE_URL (public-base-url.ts): statusUrl, Location and the webhook's URLs start with it, never with the request's Host. */
+  publicBaseUrl: string;
   /** WEBHOOK_SIGNING_SECRET: self-hosted mode's webhook signing secret (hosted mode signs with each key's own). */
   selfHostedSigningSecret: string | undefined;
 }
@@ -58,5 +61,6 @@ export function loadCapturesConfig(env: Env): CapturesConfig {
       concurrencyPerHost: readInt(env, 'WEBHOOK_CONCURRENCY_PER_HOST', Math.max(1, Math.floor(webhookConcurrency / 2)), { min: 1, max: 1000 }),
     },
     selfHostedSigningSecret: secret,
+    publicBaseUrl: readPublicBaseUrl(env),
   };
 }

@@ -94,7 +94,7 @@ export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
   return {
     runner,
     async submit(context, submissions) {
-      const { ctx, ownerId, basePath } = context;
+      const { ownerId, basePath } = context;
       const existing = await Promise.all(submissions.map((s) => sameSubmit(ownerId, s.idempotencyKey)));
       const fresh = submissions.filter((_s, i) => existing[i] === null);
       if (fresh.length > 0) {
@@ -118,8 +118,8 @@ export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
         if (!job) {
           const payload: CapturePayload = {
             request: submission.request,
-            // ctx.protocol follows X-Forwarded-Proto only with TRUST_PROXY, as the dashboard's links do.
-            statusBase: `${ctx.protocol}://${ctx.host}${basePath}`,
+            // From PUBLIC_BASE_URL, never from the Host header, which the caller chooses.
+            statusBase: `${config.publicBaseUrl}${basePath}`,
             ...(submission.webhookUrl ? { webhookUrl: submission.webhookUrl } : {}),
             ...(submission.cacheTtl ? { cacheTtl: submission.cacheTtl } : {}),
             ...(submission.hosted ? { hosted: submission.hosted } : {}),
