@@ -117,6 +117,10 @@ A random value that survives upgrades: the existing Secret's value when there is
 answers nothing under `helm template`, so a fresh value is drawn there).
 Call with (dict "root" $ "secret" name "key" key "length" n).
 */}}
+{{- define "viewfinder.signingSecretsKeySecretName" -}}
+{{- .Values.api.signingSecretsKey.existingSecret | default (include "viewfinder.componentName" (dict "root" . "component" "signing-secrets-key")) -}}
+{{- end -}}
+
 {{- define "viewfinder.persistentRandom" -}}
 {{- $existing := lookup "v1" "Secret" .root.Release.Namespace .secret -}}
 {{- if and $existing (hasKey $existing.data .key) -}}
