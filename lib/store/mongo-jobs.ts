@@ -148,13 +148,14 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
               { $match: { type: { $in: [...types] }, ownerId: { $in: [...new Set(candidates.map((c) => c._id.ownerId))] }, startedAt: { $type: 'date' } } },
               { $group: { _id: { type: '$type', ownerId: '$ownerId' }, last: { $max: '$startedAt' } } },
             ]);
-      const lastServed = new Map(served.map((entry) => [`${entry._id.type}\u0000${entry._id.ownerId}`, new Date(entry.last).getTime()]));
-      const byOwner = new Map(busy.map((entry) => [`${entry._id.type}\u0000${entry._id.ownerId}`, entry.n]));
+      const share = (id: { type: string; ownerId: string }) => `${id.type}\u0000${id.ownerId}`;
+      const lastServed = new Map(served.map((entry) => [share(entry._id), new Date(entry.last).getTime()]));
+      const byOwner = new Map(busy.map((entry) => [share(entry._id), entry.n]));
       const byType = new Map<string, number>();
       for (const entry of busy) byType.set(entry._id.type, (byType.get(entry._id.type) ?? 0) + entry.n);
       const ranked = candidates
         .map((c) => {
-          const key = `${c._id.type}\u0000${c._id.ownerId}`;
+          const key = share(c._id);
           return { ...c._id, firstRun: new Date(c.firstRun).getTime(), typeBusy: byType.get(c._id.type) ?? 0, ownerBusy: byOwner.get(key) ?? 0, lastServed: lastServed.get(key) ?? 0 };
         })
         .sort((a, b) => a.typeBusy - b.typeBusy || a.ownerBusy - b.ownerBusy || a.lastServed - b.lastServed || a.firstRun - b.firstRun || (a.ownerId < b.ownerId ? -1 : 1));
