@@ -29,8 +29,13 @@ export interface JobHandler {
   retry: RetryPolicy;
   /** How long a finished job (and its result) is kept. */
   retentionMs: number;
-  /** At most this many of this type at once in this process (within the runner's own bound). */
+  /**
+   * At most this many of this type at once in this process (within the runner's own bound). With
+   * other types registered, a type never gets every slot: each other type keeps one it can take.
+   */
   concurrency?: number | (() => number);
+  /** At most this many jobs of one group (EnqueueOptions.group, e.g. a webhook's host) at once in this process. */
+  groupConcurrency?: number;
   run(job: Job, context: JobContext): Promise<JobSuccess>;
   /**
    * Called once the job has failed for good, before that is written. Idempotent: if the process
@@ -65,6 +70,8 @@ export interface JobRunnerOptions {
 export interface EnqueueOptions {
   idempotencyKey?: string | null;
   runAt?: Date;
+  /** What the job contends for besides its type's slots; see JobHandler.groupConcurrency. */
+  group?: string | null;
 }
 
 export interface JobRunner {
@@ -93,6 +100,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const handlers = new Map<string, JobHandler>();
   const inFlight = new Map<string, { job: Job; controller: AbortController; done: Promise<void> }>();
   const inFlightByType = new Map<string, number>();
+  const inFlightByGroup = new Map<string, number>();
   let started = false;
   let stopping = false;
   let ticking = false;
@@ -100,8 +108,18 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   let pollTimer: NodeJS.Timeout | undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
 
-  const limitOf = (handler: JobHandler) => (typeof handler.concurrency === 'function' ? handler.concurrency() : (handler.concurrency ?? options.concurrency));
+  const limitOf = (handler: JobHandler) => {
+    const own = typeof handler.concurrency === 'function' ? handler.concurrency() : (handler.concurrency ?? options.concurrency);
+    // No type holds every slot: each of the others keeps one it can take.
+    return Math.min(own, Math.max(1, options.concurrency - (handlers.size - 1)));
+  };
   const claimableTypes = () => [...handlers.values()].filter((h) => (inFlightByType.get(h.type) ?? 0) < limitOf(h)).map((h) => h.type);
+  /** Groups at their bound; their jobs stay in the store for another process, or for later. */
+  const fullGroups = () =>
+    [...inFlight.values()].flatMap(({ job }) => {
+      const limit = handlers.get(job.type)?.groupConcurrency;
+      return job.group !== null && limit !== undefined && (inFlightByGroup.get(job.group) ?? 0) >= limit ? [job.group] : [];
+    });
 
   function schedulePoll() {
     clearTimeout(pollTimer);
@@ -121,7 +139,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         while (!stopping && inFlight.size < options.concurrency) {
           const types = claimableTypes();
           if (types.length === 0) break;
-          const job = await store.claimJob(types, workerId, options.leaseMs);
+          const job = await store.claimJob(types, workerId, options.leaseMs, { excludeGroups: [...new Set(fullGroups())] });
           if (!job) break;
           execute(job);
         }
@@ -138,6 +156,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     const handler = handlers.get(job.type) as JobHandler;
     const controller = new AbortController();
     inFlightByType.set(job.type, (inFlightByType.get(job.type) ?? 0) + 1);
+    if (job.group !== null) inFlightByGroup.set(job.group, (inFlightByGroup.get(job.group) ?? 0) + 1);
     // The type's slot (a renderer slot, for captures) is free as soon as the handler returns: the
     // next job is claimed while this one's outcome is still being written.
     let released = false;
@@ -145,6 +164,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       if (released) return;
       released = true;
       inFlightByType.set(job.type, (inFlightByType.get(job.type) ?? 1) - 1);
+      if (job.group !== null) inFlightByGroup.set(job.group, (inFlightByGroup.get(job.group) ?? 1) - 1);
       void tick();
     };
     const done = runOne(handler, job, controller, release).finally(() => {
@@ -241,6 +261,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         maxAttempts: handler.retry.maxAttempts,
         ...(enqueueOptions.runAt ? { runAt: enqueueOptions.runAt } : {}),
         idempotencyKey: enqueueOptions.idempotencyKey ?? null,
+        group: enqueueOptions.group ?? null,
       });
       if (outcome.created) void tick();
       return outcome;

@@ -31,6 +31,11 @@ export interface Job {
   result: JobData | null;
   /** The caller's key for repeated submits: same owner and key within the window, same job. */
   idempotencyKey: string | null;
+  /**
+   * What the job contends for besides its type's slots (a webhook's target host): a claim can be
+   * told to leave the groups that are at their bound (ClaimOptions.excludeGroups). Null: none.
+   */
+  group: string | null;
   /** Not claimed before this time (retries back off by moving it). */
   runAt: Date;
   lockedBy: string | null;
@@ -52,6 +57,7 @@ export interface NewJob {
   /** Default: now. */
   runAt?: Date;
   idempotencyKey?: string | null;
+  group?: string | null;
   /** How far back a job with the same owner and idempotency key is the same job. Default 24 h. */
   idempotencyWindowMs?: number;
 }
@@ -70,6 +76,11 @@ export interface JobCountFilter {
   states: readonly JobState[];
 }
 
+export interface ClaimOptions {
+  /** Jobs of these groups are left where they are (their holders are at the group's bound). */
+  excludeGroups?: readonly string[];
+}
+
 export const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export interface JobStore {
@@ -83,9 +94,16 @@ export interface JobStore {
   /**
    * Atomically takes one job of `types` that is due (queued with runAt <= now), or whose holder's
    * lease has expired (running with lockedUntil < now): sets it running, locked by `workerId`
-   * until now + leaseMs, and counts the attempt. Null when there is none. Oldest runAt first.
+   * until now + leaseMs, and counts the attempt. Null when there is none.
+   *
+   * Which one is the fairness rule, decided from what every process on the store holds (running
+   * jobs with a live lease), so that it holds across replicas: first the type with the fewest
+   * running jobs, then, within it, the owner (account) with the fewest running jobs of that type,
+   * then the owner served least recently (its latest start of that type; never counts as oldest),
+   * then that owner's oldest runAt. Owners thus take turns (round-robin), and an owner with
+   * nothing running is served before one with a long queue, whatever the order of submission.
    */
-  claimJob(types: readonly string[], workerId: string, leaseMs: number): Promise<Job | null>;
+  claimJob(types: readonly string[], workerId: string, leaseMs: number, options?: ClaimOptions): Promise<Job | null>;
   /** Extends the lease; false when `workerId` no longer holds the job (it expired and was taken). */
   renewJobLease(id: string, workerId: string, leaseMs: number): Promise<boolean>;
   /** Marks the job succeeded, if `workerId` still holds it; false otherwise (nothing is written). */

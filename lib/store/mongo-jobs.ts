@@ -1,4 +1,4 @@
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type QueryFilter } from 'mongoose';
 import { DEFAULT_IDEMPOTENCY_WINDOW_MS, type Job, type JobData, type JobState, type JobStore } from './jobs.ts';
 import { newId } from './rules.ts';
 
@@ -21,6 +21,7 @@ interface JobDoc {
   result: JobData | null;
   blob?: Buffer | null;
   idempotencyKey?: string | null;
+  group?: string | null;
   runAt: Date;
   lockedBy: string | null;
   lockedUntil: Date | null;
@@ -44,6 +45,7 @@ const jobSchema = new Schema<JobDoc>(
     result: { type: Schema.Types.Mixed, default: null },
     blob: { type: Buffer, default: undefined },
     idempotencyKey: { type: String, default: undefined },
+    group: { type: String, default: null },
     runAt: { type: Date, required: true },
     lockedBy: { type: String, default: null },
     lockedUntil: { type: Date, default: null },
@@ -57,6 +59,7 @@ const jobSchema = new Schema<JobDoc>(
 );
 jobSchema.index({ state: 1, type: 1, runAt: 1 });
 jobSchema.index({ ownerId: 1, type: 1, createdAt: -1 });
+jobSchema.index({ type: 1, ownerId: 1, startedAt: -1 });
 jobSchema.index({ expiresAt: 1 }, { partialFilterExpression: { expiresAt: { $type: 'date' } } });
 jobSchema.index({ ownerId: 1, idempotencyKey: 1 }, { unique: true, partialFilterExpression: { idempotencyKey: { $type: 'string' } } });
 
@@ -91,6 +94,7 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
           lastError: null,
           result: null,
           ...(key !== null ? { idempotencyKey: key } : {}),
+          group: input.group ?? null,
           runAt: input.runAt ?? now,
           lockedBy: null,
           lockedUntil: null,
@@ -114,15 +118,56 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
     getJob: async (id) => toJob(await Jobs.findById(id, WITHOUT_BLOB).lean()),
     findJobByIdempotencyKey: byKey,
 
-    async claimJob(types, workerId, leaseMs) {
+    async claimJob(types, workerId, leaseMs, options = {}) {
       if (types.length === 0) return null;
       const now = new Date();
-      const doc = await Jobs.findOneAndUpdate(
-        { type: { $in: [...types] }, $or: [{ state: 'queued', runAt: { $lte: now } }, { state: 'running', lockedUntil: { $lt: now } }] },
-        { $set: { state: 'running', lockedBy: workerId, lockedUntil: new Date(now.getTime() + leaseMs), startedAt: now, updatedAt: now }, $inc: { attempts: 1 } },
-        { sort: { runAt: 1, createdAt: 1 }, returnDocument: 'after', projection: WITHOUT_BLOB },
-      ).lean();
-      return toJob(doc);
+      const excluded = options.excludeGroups ?? [];
+      // $nin also matches jobs with no group (null or missing).
+      const due = {
+        type: { $in: [...types] },
+        $or: [{ state: 'queued', runAt: { $lte: now } }, { state: 'running', lockedUntil: { $lt: now } }],
+        ...(excluded.length > 0 ? { group: { $nin: [...excluded] } } : {}),
+      };
+      // The fairness rule (jobs.ts): MongoDB has no multi-document claim, so the shares are read
+      // first and the candidates tried in the rule's order; each try is one atomic
+      // findOneAndUpdate, and a candidate another replica emptied in between is skipped.
+      const [candidates, busy] = await Promise.all([
+        Jobs.aggregate<{ _id: { type: string; ownerId: string }; firstRun: Date }>([
+          { $match: due },
+          { $group: { _id: { type: '$type', ownerId: '$ownerId' }, firstRun: { $min: '$runAt' } } },
+        ]),
+        Jobs.aggregate<{ _id: { type: string; ownerId: string }; n: number }>([
+          { $match: { type: { $in: [...types] }, state: 'running', lockedUntil: { $gte: now } } },
+          { $group: { _id: { type: '$type', ownerId: '$ownerId' }, n: { $sum: 1 } } },
+        ]),
+      ]);
+      const served =
+        candidates.length < 2
+          ? []
+          : await Jobs.aggregate<{ _id: { type: string; ownerId: string }; last: Date }>([
+              { $match: { type: { $in: [...types] }, ownerId: { $in: [...new Set(candidates.map((c) => c._id.ownerId))] }, startedAt: { $type: 'date' } } },
+              { $group: { _id: { type: '$type', ownerId: '$ownerId' }, last: { $max: '$startedAt' } } },
+            ]);
+      const share = (id: { type: string; ownerId: string }) => `${id.type}\u0000${id.ownerId}`;
+      const lastServed = new Map(served.map((entry) => [share(entry._id), new Date(entry.last).getTime()]));
+      const byOwner = new Map(busy.map((entry) => [share(entry._id), entry.n]));
+      const byType = new Map<string, number>();
+      for (const entry of busy) byType.set(entry._id.type, (byType.get(entry._id.type) ?? 0) + entry.n);
+      const ranked = candidates
+        .map((c) => {
+          const key = share(c._id);
+          return { ...c._id, firstRun: new Date(c.firstRun).getTime(), typeBusy: byType.get(c._id.type) ?? 0, ownerBusy: byOwner.get(key) ?? 0, lastServed: lastServed.get(key) ?? 0 };
+        })
+        .sort((a, b) => a.typeBusy - b.typeBusy || a.ownerBusy - b.ownerBusy || a.lastServed - b.lastServed || a.firstRun - b.firstRun || (a.ownerId < b.ownerId ? -1 : 1));
+      for (const candidate of ranked) {
+        const doc = await Jobs.findOneAndUpdate(
+          { ...due, type: candidate.type, ownerId: candidate.ownerId } as QueryFilter<JobDoc>,
+          { $set: { state: 'running', lockedBy: workerId, lockedUntil: new Date(now.getTime() + leaseMs), startedAt: now, updatedAt: now }, $inc: { attempts: 1 } },
+          { sort: { runAt: 1, createdAt: 1 }, returnDocument: 'after', projection: WITHOUT_BLOB },
+        ).lean();
+        if (doc) return toJob(doc);
+      }
+      return null;
     },
     async renewJobLease(id, workerId, leaseMs) {
       const now = new Date();
@@ -203,6 +248,7 @@ function toJob(doc: Omit<JobDoc, 'blob'> | null): Job | null {
       lastError: doc.lastError ?? null,
       result: doc.result ?? null,
       idempotencyKey: doc.idempotencyKey ?? null,
+      group: doc.group ?? null,
       runAt: doc.runAt,
       lockedBy: doc.lockedBy ?? null,
       lockedUntil: doc.lockedUntil ?? null,

@@ -8,6 +8,7 @@ import { mongoJobStore } from './mongo-jobs.ts';
 import { mongoMonitorStore } from './mongo-monitors.ts';
 import { assertSameAccount, duplicateManagedBy, newId, placeKey, USAGE_SCOPES, usageScopes } from './rules.ts';
 import { rateLimitCounter } from './rate-limit-counter.ts';
+import { secretSealer, type SecretKeys } from './secret-sealing.ts';
 import type { Account, ApiKey, IssuedKey, ManagedBy, ManagedByRef, NewKey, NewSite, Site, Store, UsageRow, UsageScope } from './store.ts';
 
 /**
@@ -125,9 +126,12 @@ export interface MongoOptions {
   uri: string;
   /** Overrides the database named in the URI; the tests use a fresh one per run. */
   dbName?: string;
+  /** SIGNING_SECRETS_KEY and the previous ones: signing secrets are sealed with them (secret-sealing.ts). */
+  secretKeys?: SecretKeys;
 }
 
 export async function openMongoStore(options: MongoOptions): Promise<Store & { dropDatabase(): Promise<void> }> {
+  const sealer = secretSealer(options.secretKeys);
   const connection: Connection = await mongoose
     .createConnection(options.uri, { serverSelectionTimeoutMS: 10_000, ...(options.dbName ? { dbName: options.dbName } : {}) })
     .asPromise();
@@ -179,7 +183,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
         unsignedLinks: placement.unsignedLinks,
         hash: generated.hash,
         prefix: generated.prefix,
-        signingSecret,
+        signingSecret: sealer.seal(signingSecret),
         ...(input.managedBy ? { managedBy: input.managedBy } : {}),
         createdAt: new Date(),
         lastUsedAt: null,
@@ -261,7 +265,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       // One document update: the old hash and signing secret are gone in the very write that stores the new ones.
       const updated = await Keys.findByIdAndUpdate(
         id,
-        { $set: { hash: generated.hash, prefix: generated.prefix, signingSecret } },
+        { $set: { hash: generated.hash, prefix: generated.prefix, signingSecret: sealer.seal(signingSecret) } },
         { returnDocument: 'after' },
       ).lean();
       return updated ? { key: toKey(updated) as ApiKey, secret: generated.secret, signingSecret } : null;
@@ -280,7 +284,16 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       return { key: toKey(updated) as ApiKey, secret: null, signingSecret: null };
     },
     findKeyByManagedBy: async (ref) => toKey(await Keys.findOne(managedFilter(ref)).lean()),
-    getSigningSecret: async (id) => (await Keys.findById(id, { signingSecret: 1 }).lean())?.signingSecret ?? null,
+    async getSigningSecret(id) {
+      const stored = (await Keys.findById(id, { signingSecret: 1 }).lean())?.signingSecret;
+      return typeof stored === 'string' ? sealer.open(stored) : null;
+    },
+    async resealSigningSecrets() {
+      const stale = (await Keys.find({ signingSecret: { $type: 'string' } }, { signingSecret: 1 }).lean()).filter((doc) => !sealer.isCurrent(doc.signingSecret as string));
+      // Each only if it is still what was read: a key regenerated meanwhile keeps its new secret.
+      for (const doc of stale) await Keys.updateOne({ _id: doc._id, signingSecret: doc.signingSecret }, { $set: { signingSecret: sealer.seal(sealer.open(doc.signingSecret as string)) } });
+      return stale.length;
+    },
     async touchKey(id, at) {
       await Keys.updateOne({ _id: id }, { $set: { lastUsedAt: at } });
     },

@@ -21,6 +21,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   result TEXT,
   blob BLOB,
   idempotency_key TEXT,
+  group_key TEXT,
   run_at INTEGER NOT NULL,
   locked_by TEXT,
   locked_until INTEGER,
@@ -32,18 +33,24 @@ CREATE TABLE IF NOT EXISTS jobs (
 ) STRICT;
 CREATE INDEX IF NOT EXISTS jobs_due ON jobs(state, type, run_at);
 CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs(owner_id, type, created_at);
+CREATE INDEX IF NOT EXISTS jobs_last_start ON jobs(type, owner_id, started_at);
 CREATE INDEX IF NOT EXISTS jobs_expiry ON jobs(expires_at) WHERE expires_at IS NOT NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS jobs_by_idempotency_key ON jobs(owner_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
 `;
 
 /** Every column but the blob, which only getJobBlob reads. */
 const COLUMNS =
-  'id, type, owner_id, payload, state, attempts, max_attempts, last_error, result, idempotency_key, run_at, locked_by, locked_until, created_at, updated_at, started_at, finished_at, expires_at';
+  'id, type, owner_id, payload, state, attempts, max_attempts, last_error, result, idempotency_key, group_key, run_at, locked_by, locked_until, created_at, updated_at, started_at, finished_at, expires_at';
 
 type Row = Record<string, SQLInputValue>;
 
 export function sqliteJobStore(db: DatabaseSync, transaction: <T>(work: () => T) => T): JobStore {
-  transaction(() => db.exec(SCHEMA));
+  transaction(() => {
+    db.exec(SCHEMA);
+    // A DATA_DIR from before job groups: the column arrives empty (every old job is in no group).
+    const columns = db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[];
+    if (!columns.some((column) => column.name === 'group_key')) db.exec('ALTER TABLE jobs ADD COLUMN group_key TEXT');
+  });
   const one = (sql: string, ...params: SQLInputValue[]) => db.prepare(sql).get(...params) as Row | undefined;
   const run = (sql: string, ...params: SQLInputValue[]) => db.prepare(sql).run(...params);
   const getJob = (id: string) => toJob(one(`SELECT ${COLUMNS} FROM jobs WHERE id = ?`, id));
@@ -63,14 +70,15 @@ export function sqliteJobStore(db: DatabaseSync, transaction: <T>(work: () => T)
         }
         const id = newId('job');
         run(
-          `INSERT INTO jobs (id, type, owner_id, payload, state, attempts, max_attempts, idempotency_key, run_at, created_at, updated_at)
-           VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?, ?)`,
+          `INSERT INTO jobs (id, type, owner_id, payload, state, attempts, max_attempts, idempotency_key, group_key, run_at, created_at, updated_at)
+           VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?, ?, ?)`,
           id,
           input.type,
           input.ownerId,
           JSON.stringify(input.payload),
           input.maxAttempts,
           key,
+          input.group ?? null,
           input.runAt?.getTime() ?? now,
           now,
           now,
@@ -81,27 +89,45 @@ export function sqliteJobStore(db: DatabaseSync, transaction: <T>(work: () => T)
     getJob: async (id) => getJob(id),
     findJobByIdempotencyKey: async (ownerId, key) => byKey(ownerId, key),
 
-    async claimJob(types, workerId, leaseMs) {
+    async claimJob(types, workerId, leaseMs, options = {}) {
       if (types.length === 0) return null;
-      const now = Date.now();
-      const placeholders = types.map(() => '?').join(', ');
-      const row = one(
-        `UPDATE jobs SET state = 'running', locked_by = ?, locked_until = ?, attempts = attempts + 1, started_at = ?, updated_at = ?
-         WHERE id = (
-           SELECT id FROM jobs
-           WHERE type IN (${placeholders}) AND ((state = 'queued' AND run_at <= ?) OR (state = 'running' AND locked_until < ?))
-           ORDER BY run_at, created_at LIMIT 1
-         )
-         RETURNING ${COLUMNS}`,
-        workerId,
-        now + leaseMs,
-        now,
-        now,
-        ...types,
-        now,
-        now,
-      );
-      return toJob(row);
+      const typeList = types.map(() => '?').join(', ');
+      const excluded = options.excludeGroups ?? [];
+      const groupFilter = excluded.length === 0 ? '' : `AND (group_key IS NULL OR group_key NOT IN (${excluded.map(() => '?').join(', ')}))`;
+      const due = `type IN (${typeList}) AND ((state = 'queued' AND run_at <= ?) OR (state = 'running' AND locked_until < ?)) ${groupFilter}`;
+      // Read the shares and take the job under one write lock, so that the rule sees every claim before it.
+      return transaction(() => {
+        const now = Date.now();
+        const dueParams = (): SQLInputValue[] => [...types, now, now, ...excluded];
+        const pick = one(
+          `WITH due AS (SELECT type, owner_id, MIN(run_at) AS first_run FROM jobs WHERE ${due} GROUP BY type, owner_id),
+                busy AS (SELECT type, owner_id, COUNT(*) AS n FROM jobs WHERE state = 'running' AND locked_until >= ? AND type IN (${typeList}) GROUP BY type, owner_id),
+                busy_type AS (SELECT type, SUM(n) AS n FROM busy GROUP BY type)
+           SELECT due.type AS type, due.owner_id AS owner_id FROM due
+           LEFT JOIN busy_type ON busy_type.type = due.type
+           LEFT JOIN busy ON busy.type = due.type AND busy.owner_id = due.owner_id
+           ORDER BY COALESCE(busy_type.n, 0), COALESCE(busy.n, 0),
+             COALESCE((SELECT MAX(started_at) FROM jobs served WHERE served.type = due.type AND served.owner_id = due.owner_id), 0),
+             due.first_run, due.owner_id LIMIT 1`,
+          ...dueParams(),
+          now,
+          ...types,
+        );
+        if (!pick) return null;
+        const row = one(
+          `UPDATE jobs SET state = 'running', locked_by = ?, locked_until = ?, attempts = attempts + 1, started_at = ?, updated_at = ?
+           WHERE id = (SELECT id FROM jobs WHERE type = ? AND owner_id = ? AND ${due} ORDER BY run_at, created_at LIMIT 1)
+           RETURNING ${COLUMNS}`,
+          workerId,
+          now + leaseMs,
+          now,
+          now,
+          pick.type as string,
+          pick.owner_id as string,
+          ...dueParams(),
+        );
+        return toJob(row);
+      });
     },
     async renewJobLease(id, workerId, leaseMs) {
       const now = Date.now();
@@ -185,6 +211,7 @@ function toJob(row: Row | undefined): Job | null {
     lastError: row.last_error === null ? null : String(row.last_error),
     result: json(row.result),
     idempotencyKey: row.idempotency_key === null ? null : String(row.idempotency_key),
+    group: row.group_key === null || row.group_key === undefined ? null : String(row.group_key),
     runAt: date(row.run_at) as Date,
     lockedBy: row.locked_by === null ? null : String(row.locked_by),
     lockedUntil: date(row.locked_until),

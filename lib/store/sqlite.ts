@@ -9,6 +9,7 @@ import { sqliteUsageHistory } from './sqlite-usage-history.ts';
 import { sqliteUserStore } from './sqlite-users.ts';
 import { sqliteRateLimitCounter } from './sqlite-rate-limit.ts';
 import { sqliteJobStore } from './sqlite-jobs.ts';
+import { secretSealer, type SecretKeys } from './secret-sealing.ts';
 import { sqliteMonitorStore } from './sqlite-monitors.ts';
 import type {
   Account,
@@ -38,6 +39,8 @@ export const SQLITE_FILE = 'viewfinder.db';
 export interface SqliteOptions {
   dataDir: string;
   busyTimeoutMs?: number;
+  /** SIGNING_SECRETS_KEY and the previous ones: signing secrets are sealed with them (secret-sealing.ts). */
+  secretKeys?: SecretKeys;
 }
 
 const SCHEMA_VERSION = 1;
@@ -94,6 +97,7 @@ CREATE INDEX IF NOT EXISTS usage_by_account ON usage(account_id);
 type Row = Record<string, SQLInputValue>;
 
 export function openSqliteStore(options: SqliteOptions): Store {
+  const sealer = secretSealer(options.secretKeys);
   mkdirSync(options.dataDir, { recursive: true });
   const db = new DatabaseSync(path.join(options.dataDir, SQLITE_FILE), {
     timeout: options.busyTimeoutMs ?? 5000,
@@ -185,7 +189,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
       generated.prefix,
       ...managedColumns(input.managedBy),
       new Date().toISOString(),
-      signingSecret,
+      sealer.seal(signingSecret),
       placement.unsignedLinks ? 1 : 0,
     );
     return { key: getKey(id) as ApiKey, secret: generated.secret, signingSecret };
@@ -274,7 +278,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
       const generated = generateApiKey();
       const signingSecret = generateSigningSecret();
       // One UPDATE: the old hash and signing secret are gone in the very write that stores the new ones.
-      const changed = run('UPDATE api_keys SET hash = ?, prefix = ?, signing_secret = ? WHERE id = ?', generated.hash, generated.prefix, signingSecret, id).changes;
+      const changed = run('UPDATE api_keys SET hash = ?, prefix = ?, signing_secret = ? WHERE id = ?', generated.hash, generated.prefix, sealer.seal(signingSecret), id).changes;
       if (changed === 0) return null;
       return { key: getKey(id) as ApiKey, secret: generated.secret, signingSecret };
     },
@@ -302,7 +306,15 @@ export function openSqliteStore(options: SqliteOptions): Store {
     findKeyByManagedBy: async (ref) => keyByManagedBy(ref),
     async getSigningSecret(id) {
       const row = one('SELECT signing_secret FROM api_keys WHERE id = ?', id);
-      return typeof row?.signing_secret === 'string' ? row.signing_secret : null;
+      return typeof row?.signing_secret === 'string' ? sealer.open(row.signing_secret) : null;
+    },
+    async resealSigningSecrets() {
+      return transaction(() => {
+        const rows = db.prepare('SELECT id, signing_secret FROM api_keys WHERE signing_secret IS NOT NULL').all() as { id: string; signing_secret: string }[];
+        const stale = rows.filter((row) => !sealer.isCurrent(row.signing_secret));
+        for (const row of stale) run('UPDATE api_keys SET signing_secret = ? WHERE id = ?', sealer.seal(sealer.open(row.signing_secret)), row.id);
+        return stale.length;
+      });
     },
     async touchKey(id, at) {
       run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', at.toISOString(), id);

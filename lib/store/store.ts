@@ -178,6 +178,13 @@ export interface Store extends UserStore, UsageHistoryStore, JobStore, MonitorSt
    * logged, never in an answer other than the one that issues it.
    */
   getSigningSecret(id: string): Promise<string | null>;
+  /**
+   * Seals again, with the current SIGNING_SECRETS_KEY, every signing secret stored plain or under
+   * a previous key (secret-sealing.ts); answers how many. The API runs it at start-up, so that a
+   * rotation ends once every replica runs with the new key. Stored secrets are sealed at rest;
+   * getSigningSecret opens them.
+   */
+  resealSigningSecrets(): Promise<number>;
   touchKey(id: string, at: Date): Promise<void>;
 
   /**

@@ -50,8 +50,13 @@ function trustsProxy(values: any): boolean {
 const envOf = (container: any, name: string) => (container.env as any[]).find((entry) => entry.name === name);
 
 /** A container's environment as the process would see it; Secret and field references get a stand-in value. */
+/** A value of the form a Secret must hold for the variables the API checks the form of. */
+const SECRET_FORMS: Record<string, string> = { SIGNING_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'), SIGNING_SECRETS_PREVIOUS_KEYS: Buffer.alloc(32, 8).toString('base64') };
+
 function processEnv(container: any): Record<string, string> {
-  return Object.fromEntries((container.env as any[]).map((entry) => [entry.name, entry.valueFrom ? `from-${Object.keys(entry.valueFrom)[0]}` : String(entry.value)]));
+  return Object.fromEntries(
+    (container.env as any[]).map((entry) => [entry.name, entry.valueFrom ? (SECRET_FORMS[entry.name] ?? `from-${Object.keys(entry.valueFrom)[0]}`) : String(entry.value)]),
+  );
 }
 
 /** What every values file must render, whatever it turns on or off. */
@@ -318,6 +323,27 @@ describe('chart rendered by helm', function () {
     const apiEnv = (manifests: Manifest[]) => loadApiConfig(processEnv(one(manifests, 'Deployment', 'api').spec.template.spec.containers[0]));
     const paths = (manifests: Manifest[]) => one(manifests, 'Ingress', 'api').spec.rules[0].http.paths.map((p: any) => p.path);
     const apiPolicies = (manifests: Manifest[]) => byKind(manifests, 'NetworkPolicy').filter((p) => p.metadata.labels?.['app.kubernetes.io/component'] === 'api');
+
+    it('sets PUBLIC_BASE_URL from the Ingress host (https with TLS), or from api.publicBaseUrl when given', () => {
+      expect(apiEnv(render(undefined, TLS)).captures.publicBaseUrl).to.equal('https://shots.example.com');
+      expect(apiEnv(render(undefined, ['ingress.enabled=true', 'ingress.hosts[0]=plain.example.com'])).captures.publicBaseUrl).to.equal('http://plain.example.com');
+      const given = apiEnv(render(undefined, [...TLS, 'api.publicBaseUrl=https://cdn.example.com/shots']));
+      expect([given.captures.publicBaseUrl, given.dashboard.publicBaseUrl]).to.deep.equal(['https://cdn.example.com/shots', 'https://cdn.example.com/shots']);
+    });
+
+    it('hosted mode seals signing secrets with a generated key from a Secret the chart keeps, or the one named in api.signingSecretsKey', () => {
+      const manifests = render(undefined, []);
+      const container = one(manifests, 'Deployment', 'api').spec.template.spec.containers[0];
+      const ref = envOf(container, 'SIGNING_SECRETS_KEY').valueFrom.secretKeyRef;
+      const secret = byKind(manifests, 'Secret').find((s) => s.metadata.name === ref.name);
+      expect((secret?.metadata as any).annotations).to.deep.equal({ 'helm.sh/resource-policy': 'keep' });
+      const key = Buffer.from(secret!.data[ref.key], 'base64').toString();
+      expect(Buffer.from(key, 'base64')).to.have.length(32);
+      expect(envOf(container, 'SIGNING_SECRETS_PREVIOUS_KEYS').valueFrom.secretKeyRef).to.deep.equal({ name: ref.name, key: 'previousKeys', optional: true });
+      const named = render(undefined, ['api.signingSecretsKey.existingSecret=my-seal']);
+      expect(envOf(one(named, 'Deployment', 'api').spec.template.spec.containers[0], 'SIGNING_SECRETS_KEY').valueFrom.secretKeyRef).to.deep.equal({ name: 'my-seal', key: 'key' });
+      expect(byKind(named, 'Secret').map((s) => s.metadata.name)).to.not.include(ref.name);
+    });
 
     it('trusts nothing forwarded without TLS at the Ingress, and keeps the dashboard off plain HTTP', () => {
       const manifests = render(undefined, ['ingress.enabled=true']);

@@ -73,6 +73,58 @@ export function jobStoreConformance(current: () => { store: Store; account: Acco
       expect(await store.claimJob(['capture'], 'w', LEASE)).to.equal(null);
     });
 
+    it('claims next for the account with the fewest running jobs of the type, whatever another account has queued', async () => {
+      const { store, account, other } = current();
+      for (let i = 0; i < 5; i++) await store.enqueueJob({ type: 'capture', ownerId: account.id, payload: { i }, maxAttempts: 1, runAt: later(-5000 + i) });
+      const latecomer = await store.enqueueJob({ type: 'capture', ownerId: other.id, payload: {}, maxAttempts: 1 });
+      expect((await store.claimJob(['capture'], 'w', LEASE))?.payload, 'both idle: the oldest due job').to.deep.equal({ i: 0 });
+      expect((await store.claimJob(['capture'], 'w', LEASE))?.id, 'the account with none running comes before the flood').to.equal(latecomer.job.id);
+      expect((await store.claimJob(['capture'], 'w', LEASE))?.payload).to.deep.equal({ i: 1 });
+    });
+
+    it('takes turns between accounts with as many running jobs: the one served least recently goes first', async () => {
+      const { store, account, other } = current();
+      for (let i = 0; i < 3; i++) await store.enqueueJob({ type: 'capture', ownerId: account.id, payload: { i }, maxAttempts: 1, runAt: later(-5000 + i) });
+      const first = await store.claimJob(['capture'], 'w', LEASE);
+      await store.completeJob(first!.id, 'w', { result: null, expiresAt: later(60_000) });
+      const latecomer = await store.enqueueJob({ type: 'capture', ownerId: other.id, payload: {}, maxAttempts: 1 });
+      expect((await store.claimJob(['capture'], 'w', LEASE))?.id, 'never served, so before the older queue').to.equal(latecomer.job.id);
+    });
+
+    it('claims next of the type with the fewest running jobs, so that no type waits behind another', async () => {
+      const { store, account } = current();
+      for (let i = 0; i < 3; i++) await store.enqueueJob({ type: 'capture', ownerId: account.id, payload: { i }, maxAttempts: 1, runAt: later(-5000 + i) });
+      const webhook = await store.enqueueJob({ type: 'webhook', ownerId: account.id, payload: {}, maxAttempts: 1 });
+      expect((await store.claimJob(['capture', 'webhook'], 'w', LEASE))?.payload).to.deep.equal({ i: 0 });
+      expect((await store.claimJob(['capture', 'webhook'], 'w', LEASE))?.id).to.equal(webhook.job.id);
+    });
+
+    it('counts a running job whose lease expired as nobody\'s share: its owner is not held back by it', async () => {
+      const { store, account, other } = current();
+      await store.enqueueJob({ type: 'capture', ownerId: other.id, payload: {}, maxAttempts: 1, runAt: later(-6000) });
+      await store.claimJob(['capture'], 'alive', LEASE);
+      const dead = await store.enqueueJob({ type: 'capture', ownerId: account.id, payload: {}, maxAttempts: 3, runAt: later(-5000) });
+      await store.claimJob(['capture'], 'dead', 30);
+      await store.enqueueJob({ type: 'capture', ownerId: other.id, payload: {}, maxAttempts: 1, runAt: later(-4000) });
+      await sleep(60);
+      // The other account has one job running; the account's only "running" job is a dead holder's.
+      expect((await store.claimJob(['capture'], 'alive', LEASE))?.id).to.equal(dead.job.id);
+    });
+
+    it('keeps a job\'s group and claims around the groups it is told to leave', async () => {
+      const { store, account } = current();
+      const slow = await store.enqueueJob({ type: 'webhook', ownerId: account.id, payload: {}, maxAttempts: 1, group: 'slow.example', runAt: later(-5000) });
+      const fast = await store.enqueueJob({ type: 'webhook', ownerId: account.id, payload: {}, maxAttempts: 1, group: 'fast.example' });
+      const plain = await store.enqueueJob({ type: 'webhook', ownerId: account.id, payload: {}, maxAttempts: 1 });
+      expect(slow.job.group).to.equal('slow.example');
+      expect(plain.job.group).to.equal(null);
+      expect((await store.getJob(fast.job.id))?.group).to.equal('fast.example');
+      expect((await store.claimJob(['webhook'], 'w', LEASE, { excludeGroups: ['slow.example'] }))?.id).to.equal(fast.job.id);
+      expect((await store.claimJob(['webhook'], 'w', LEASE, { excludeGroups: ['slow.example', 'fast.example'] }))?.id).to.equal(plain.job.id);
+      expect(await store.claimJob(['webhook'], 'w', LEASE, { excludeGroups: ['slow.example'] })).to.equal(null);
+      expect((await store.claimJob(['webhook'], 'w', LEASE))?.id).to.equal(slow.job.id);
+    });
+
     it('gives each of many concurrent claimers a different job, and every job to exactly one', async () => {
       const { store, account } = current();
       const ids = [];

@@ -1,8 +1,10 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
+import mongoose from 'mongoose';
 import { openMongoStore } from '../../lib/store/mongo.ts';
 import type { Store } from '../../lib/store/store.ts';
 import { storeConformance } from './conformance.ts';
+import { sealingConformance } from './sealing-conformance.ts';
 
 // Read here rather than through a config module: the test decides whether a server is there to use.
 const MONGODB_URI = process.env.MONGODB_URI;
@@ -23,6 +25,38 @@ describe('store: MongoDB backend', function () {
       await store.close();
     },
   );
+
+  sealingConformance(() => {
+    const dbName = `viewfinder_test_${randomBytes(6).toString('hex')}`;
+    const raw = async () => {
+      const connection = await mongoose.createConnection(uri, { dbName }).asPromise();
+      return { keys: connection.collection<{ _id: string; signingSecret?: string | null }>('apiKeys'), close: () => connection.close() };
+    };
+    return {
+      open: (secretKeys) => openMongoStore({ uri, dbName, secretKeys }),
+      async rawSigningSecret(keyId) {
+        const { keys, close } = await raw();
+        try {
+          return (await keys.findOne({ _id: keyId }))?.signingSecret ?? null;
+        } finally {
+          await close();
+        }
+      },
+      async writePlainSigningSecret(keyId, secret) {
+        const { keys, close } = await raw();
+        try {
+          await keys.updateOne({ _id: keyId }, { $set: { signingSecret: secret } });
+        } finally {
+          await close();
+        }
+      },
+      async cleanup() {
+        const connection = await mongoose.createConnection(uri, { dbName }).asPromise();
+        await connection.dropDatabase();
+        await connection.close();
+      },
+    };
+  });
 
   it('shares rate-limit counters between two connections to one database: together they allow exactly the limit', async () => {
     const dbName = `viewfinder_test_${randomBytes(6).toString('hex')}`;

@@ -9,6 +9,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { openSqliteStore, SQLITE_FILE } from '../../lib/store/sqlite.ts';
 import type { Store } from '../../lib/store/store.ts';
 import { storeConformance } from './conformance.ts';
+import { sealingConformance } from './sealing-conformance.ts';
 
 const WORKER = fileURLToPath(new URL('./fixtures/sqlite-worker.ts', import.meta.url));
 
@@ -37,6 +38,31 @@ describe('store: embedded sqlite backend', () => {
       dirs.push(dir);
       return openSqliteStore({ dataDir: dir });
     });
+  });
+
+  sealingConformance(() => {
+    const dataDir = tempDataDir();
+    const raw = () => new DatabaseSync(path.join(dataDir, SQLITE_FILE));
+    return {
+      open: async (secretKeys) => openSqliteStore({ dataDir, secretKeys }),
+      async rawSigningSecret(keyId) {
+        const db = raw();
+        try {
+          return ((db.prepare('SELECT signing_secret FROM api_keys WHERE id = ?').get(keyId) as { signing_secret: string | null } | undefined)?.signing_secret ?? null);
+        } finally {
+          db.close();
+        }
+      },
+      async writePlainSigningSecret(keyId, secret) {
+        const db = raw();
+        try {
+          db.prepare('UPDATE api_keys SET signing_secret = ? WHERE id = ?').run(secret, keyId);
+        } finally {
+          db.close();
+        }
+      },
+      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
   });
 
   describe('upgrading a DATA_DIR from before signing secrets', () => {

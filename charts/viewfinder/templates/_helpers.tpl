@@ -117,6 +117,10 @@ A random value that survives upgrades: the existing Secret's value when there is
 answers nothing under `helm template`, so a fresh value is drawn there).
 Call with (dict "root" $ "secret" name "key" key "length" n).
 */}}
+{{- define "viewfinder.signingSecretsKeySecretName" -}}
+{{- .Values.api.signingSecretsKey.existingSecret | default (include "viewfinder.componentName" (dict "root" . "component" "signing-secrets-key")) -}}
+{{- end -}}
+
 {{- define "viewfinder.persistentRandom" -}}
 {{- $existing := lookup "v1" "Secret" .root.Release.Namespace .secret -}}
 {{- if and $existing (hasKey $existing.data .key) -}}
@@ -177,6 +181,15 @@ Secure although the API itself only sees plain HTTP from the ingress controller.
 {{- and (eq .Values.api.mode "hosted") .Values.ingress.enabled (not (empty .Values.ingress.tls)) -}}
 {{- else -}}
 {{- $value -}}
+{{- end -}}
+{{- end -}}
+
+{{/* PUBLIC_BASE_URL: api.publicBaseUrl, else the Ingress's first named host (https when it has tls), else empty (the API's default). */}}
+{{- define "viewfinder.apiPublicBaseUrl" -}}
+{{- if .Values.api.publicBaseUrl -}}
+{{- .Values.api.publicBaseUrl -}}
+{{- else if and .Values.ingress.enabled (first .Values.ingress.hosts) -}}
+{{- if empty .Values.ingress.tls }}http{{ else }}https{{ end }}://{{ first .Values.ingress.hosts }}
 {{- end -}}
 {{- end -}}
 

@@ -42,6 +42,8 @@ export interface OperatorAuthConfig {
   audience: string;
   /** TOKEN_REVIEW_CACHE_SECONDS: how long a review's answer is reused for the same token. */
   reviewCacheMs: number;
+  /** TOKEN_REVIEW_TIMEOUT_MS: one TokenReview's deadline; past it the operator routes answer 503 (fail closed). */
+  reviewTimeoutMs: number;
 }
 
 const SERVICE_ACCOUNT_REF = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$/;
@@ -55,6 +57,7 @@ function loadOperatorAuthConfig(env: Env): OperatorAuthConfig {
     trustedServiceAccounts,
     audience: readString(env, 'OPERATOR_TOKEN_AUDIENCE', DEFAULT_OPERATOR_AUDIENCE),
     reviewCacheMs: readInt(env, 'TOKEN_REVIEW_CACHE_SECONDS', 10, { min: 0, max: 3600 }) * 1000,
+    reviewTimeoutMs: readInt(env, 'TOKEN_REVIEW_TIMEOUT_MS', 3000, { min: 100, max: 60_000 }),
   };
 }
 

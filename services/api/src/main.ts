@@ -78,6 +78,13 @@ const logger = createLogger({ level: config.logLevel, name: 'viewfinder-api' });
 try {
   const store = config.mode === 'hosted' ? instrumentStore(await openStore(config.store), config.store.backend === 'mongo' ? 'mongodb' : 'sqlite') : undefined;
   if (store) logger.info({ store: describeStore(config.store) }, 'Opened the store');
+  if (store && !config.store.secretKeys?.current) {
+    logger.warn('SIGNING_SECRETS_KEY is not set: signing secrets are stored as they are, and a copy of the store could sign render links and webhooks (docs/hosted.md#signing-secrets-at-rest)');
+  } else if (store) {
+    // Seals what was stored plain or under a previous key: a key rotation ends here (docs/hosted.md#signing-secrets-at-rest).
+    const resealed = await store.resealSigningSecrets();
+    if (resealed > 0) logger.info({ resealed }, 'Sealed signing secrets with the current SIGNING_SECRETS_KEY');
+  }
   const resultCache = lazyResultCache(config.resultCache);
   reportCacheSize(() => resultCache.sizeBytes());
   logger.info({ resultCache: describeResultCache(config.resultCache), maxBytes: config.resultCache.maxBytes }, 'Results with a cacheTtl are cached (opened on first use)');
@@ -93,7 +100,7 @@ try {
   // Only an API that trusts a ServiceAccount needs the Kubernetes API (KUBECONFIG, or the pod's own account).
   const tokenReviewer =
     config.mode === 'hosted' && operatorAuth.trustedServiceAccounts.length > 0
-      ? cachedReviewer(kubeTokenReviewer(loadKubeConfig(), operatorAuth.audience), operatorAuth.reviewCacheMs)
+      ? cachedReviewer(kubeTokenReviewer(loadKubeConfig(), operatorAuth.audience, operatorAuth.reviewTimeoutMs), operatorAuth.reviewCacheMs)
       : undefined;
   if (tokenReviewer) logger.info({ trusted: operatorAuth.trustedServiceAccounts, audience: operatorAuth.audience }, 'The operator routes admit these ServiceAccounts (TokenReview)');
   runService({

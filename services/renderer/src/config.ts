@@ -27,6 +27,8 @@ export interface RendererConfig {
   runtimeRoot: string;
   /** Cap on a full-page PNG's height, in image pixels. */
   fullPageMaxHeight: number;
+  /** PDF_MAX_PAGES: a PDF with more pages (after pageRanges) is refused with a 400. */
+  pdfMaxPages: number;
   networkAllowlist: NetworkAllowlist;
   /** Where Debian's uBlock Origin package puts EasyList, EasyPrivacy and uBlock's own lists. */
   filterListsDir: string;
@@ -91,6 +93,7 @@ export function loadRendererConfig(env: Env): RendererConfig {
     tempRoot,
     runtimeRoot: chromiumRuntimeRoot(tempRoot, env),
     fullPageMaxHeight: readInt(env, 'FULL_PAGE_MAX_HEIGHT', 16_384, { min: 100, max: 32_768 }),
+    pdfMaxPages: readInt(env, 'PDF_MAX_PAGES', 100, { min: 1, max: 10_000 }),
     networkAllowlist: parseNetworkAllowlist(readList(env, 'PRIVATE_NETWORK_ALLOWLIST')),
     filterListsDir: readString(env, 'FILTER_LISTS_DIR', DEBIAN_UBLOCK_ASSETS),
     adblockCacheDir: readString(env, 'ADBLOCK_CACHE_DIR', defaultCacheDir(env)),

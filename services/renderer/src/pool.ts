@@ -151,6 +151,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
   const limits: CaptureLimits = {
     navigationTimeoutMs: config.navigationTimeoutMs,
     fullPageMaxHeight: config.fullPageMaxHeight,
+    pdfMaxPages: config.pdfMaxPages,
     // Two calm frames (33 ms) rather than three: the corpus and smart-wait tests stay complete, and
     // every capture waits 17 ms less past its last change (bench/corpus.bench.ts).
     smartWait: { maxMs: config.smartWaitMaxMs, calmFrames: 2, churnToleranceMs: 1000 },

@@ -74,6 +74,89 @@ describe('job runner (embedded store)', function () {
     expect(mostSlow).to.equal(1);
   });
 
+  /** A handler whose jobs run until the test releases them; `started` lists the payloads' names in start order. */
+  function gated(type = 'work', extra: Partial<JobHandler> = {}) {
+    const started: string[] = [];
+    const gates = new Map<string, () => void>();
+    const held = handler(
+      (job, { signal }) =>
+        new Promise((resolve, reject) => {
+          started.push(job.payload.name as string);
+          gates.set(job.payload.name as string, () => resolve({ result: null }));
+          signal.addEventListener('abort', () => reject(signal.reason as Error));
+        }),
+      { type, ...extra },
+    );
+    const release = (name: string) => {
+      const open = gates.get(name);
+      if (!open) throw new Error(`${name} is not running`);
+      open();
+    };
+    return { held, started, release, releaseAll: () => [...gates.values()].forEach((open) => open()) };
+  }
+
+  it('gives an idle owner\'s job the next free slot, however many jobs another owner has queued', async () => {
+    const work = gated();
+    const jobs = runner([work.held], { concurrency: 1 });
+    for (let i = 0; i < 6; i++) await jobs.enqueue('work', 'flood', { name: `flood-${i}` });
+    jobs.start();
+    await expectEventually(async () => expect(work.started).to.deep.equal(['flood-0']));
+    await jobs.enqueue('work', 'quiet', { name: 'quiet-0' });
+    work.release('flood-0');
+    await expectEventually(async () => expect(work.started).to.have.length(2));
+    expect(work.started[1]).to.equal('quiet-0');
+    work.releaseAll();
+  });
+
+  it('shares the slots of two runners on one store across owners: the idle owner goes first on either', async () => {
+    const [first, second] = [gated(), gated()];
+    const other = openSqliteStore({ dataDir });
+    extraStores.push(other);
+    const a = runner([first.held], { concurrency: 1 });
+    const b = runner([second.held], { concurrency: 1, store: other });
+    for (let i = 0; i < 6; i++) await a.enqueue('work', 'flood', { name: `flood-${i}` });
+    a.start();
+    b.start();
+    await expectEventually(async () => expect([...first.started, ...second.started].sort()).to.deep.equal(['flood-0', 'flood-1']));
+    await a.enqueue('work', 'quiet', { name: 'quiet-0' });
+    const releasedOn = first.started.length > 0 ? first : second;
+    releasedOn.release(releasedOn.started[0] as string);
+    await expectEventually(async () => expect(first.started.length + second.started.length).to.equal(3));
+    expect([...first.started, ...second.started]).to.include('quiet-0');
+    first.releaseAll();
+    second.releaseAll();
+  });
+
+  it('never lets one job type hold every slot: another type still starts while the first has a queue', async () => {
+    const slow = gated('slow');
+    const quick = gated('quick');
+    const jobs = runner([slow.held, quick.held], { concurrency: 3 });
+    for (let i = 0; i < 6; i++) await jobs.enqueue('slow', 'owner', { name: `slow-${i}` });
+    jobs.start();
+    await expectEventually(async () => expect(slow.started).to.have.length(2));
+    await jobs.enqueue('quick', 'owner', { name: 'quick-0' });
+    await expectEventually(async () => expect(quick.started).to.deep.equal(['quick-0']));
+    expect(slow.started, 'the slow type keeps its bound of 2 of 3 slots').to.have.length(2);
+    slow.releaseAll();
+    quick.releaseAll();
+  });
+
+  it('runs at most groupConcurrency jobs of one group at once, and other groups meanwhile', async () => {
+    const hooks = gated('work', { groupConcurrency: 1 });
+    const jobs = runner([hooks.held], { concurrency: 4 });
+    for (let i = 0; i < 3; i++) await jobs.enqueue('work', 'owner', { name: `slow-host-${i}` }, { group: 'slow.example' });
+    await jobs.enqueue('work', 'owner', { name: 'fast-host' }, { group: 'fast.example' });
+    jobs.start();
+    await expectEventually(async () => expect([...hooks.started].sort()).to.deep.equal(['fast-host', 'slow-host-0']));
+    hooks.release('fast-host');
+    await expectEventually(async () => expect((await store.countJobs({ states: ['succeeded'] }))).to.equal(1));
+    expect(hooks.started, 'the slow host still holds its one slot').to.have.length(2);
+    hooks.release('slow-host-0');
+    await expectEventually(async () => expect(hooks.started).to.have.length(3));
+    expect(hooks.started[2]).to.equal('slow-host-1');
+    hooks.releaseAll();
+  });
+
   it('retries a failing job with backoff, recording attempts and the last error, until it succeeds', async () => {
     const events: JobEvent[] = [];
     let calls = 0;

@@ -37,6 +37,34 @@ describe('format pdf (real Chromium, PDFs read by poppler, both variants)', func
   /** A green page with a 200 x 100 CSS px red block at its top-left corner. */
   const blockPage = () => echo('<div id="block"></div>', 'body{background:#00ff00;min-height:100vh}#block{width:200px;height:100px;background:#ff0000}');
 
+  describe('the page bound (PDF_MAX_PAGES)', () => {
+    it('refuses a PDF with more pages than the bound with a 400 naming both, and prints one within it, pageRanges included', async () => {
+      const bounded = await startRenderer(testConfig({ ...ENV, PDF_MAX_PAGES: '2' }));
+      const [variant] = captureVariants({ ...ENV, PDF_MAX_PAGES: '2' });
+      const api = await variant!.start(bounded);
+      try {
+        // Three A4 pages of 1123 CSS px.
+        const tall = fixtures.url('/tall?height=3000');
+        const refused = await api.post({ url: tall, format: 'pdf' });
+        expect(refused.status).to.equal(400);
+        expect(refused.body).to.deep.equal({
+          success: false,
+          error: 'The PDF has 3 pages, more than the 2 a PDF may have here (PDF_MAX_PAGES): select fewer with pdf.pageRanges, or print on larger paper',
+        });
+        const some = await api.post({ url: tall, format: 'pdf', pdf: { pageRanges: '2-3' } });
+        expect(some.status).to.equal(200);
+        expect(some.body.image).to.match(/^data:application\/pdf;base64,/);
+      } finally {
+        await api.close();
+      }
+    });
+
+    it('defaults to 100 pages and checks PDF_MAX_PAGES', () => {
+      expect(testConfig().renderer.pdfMaxPages).to.equal(100);
+      expect(() => testConfig({ PDF_MAX_PAGES: '0' })).to.throw(/PDF_MAX_PAGES/);
+    });
+  });
+
   for (const variant of captureVariants(ENV)) {
     describe(variant.name, () => {
       let api: CaptureClient;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AuthenticationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AuthenticationV1Api, setHeaderMiddleware, type KubeConfig, type ObservableMiddleware } from '@kubernetes/client-node';
 import type { Middleware } from 'koa';
 import { Forbidden, ServiceUnavailable, Unauthorized } from '../../../../lib/errors.ts';
 import { describeKubeError } from '../../../../lib/k8s/api-errors.ts';
@@ -22,21 +22,60 @@ export interface TokenReviewer {
   review(token: string): Promise<ReviewedIdentity>;
 }
 
-/** A reviewer on the Kubernetes API (the API's own identity needs `create` on tokenreviews). */
-export function kubeTokenReviewer(kubeConfig: KubeConfig, audience: string): TokenReviewer {
+/** Reviews waiting on the Kubernetes API at once; past it a caller gets 503 at once instead of another hanging request. */
+export const MAX_REVIEWS_IN_FLIGHT = 32;
+
+/**
+ * A reviewer on the Kubernetes API (the API's own identity needs `create` on tokenreviews). A
+ * review that has no answer within `timeoutMs` is aborted and the caller gets 503 with
+ * Retry-After: the routes fail closed, and callers with no credentials cannot pile up requests
+ * that wait for an API server that does not answer.
+ */
+export function kubeTokenReviewer(kubeConfig: KubeConfig, audience: string, timeoutMs = 3000): TokenReviewer {
   const api = kubeConfig.makeApiClient(AuthenticationV1Api);
+  let inFlight = 0;
   return {
     async review(token) {
+      if (inFlight >= MAX_REVIEWS_IN_FLIGHT) throw new ServiceUnavailable('Cannot review the token now: too many reviews are waiting for the Kubernetes API', 1);
+      inFlight++;
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(new Error(`the Kubernetes API did not answer within ${timeoutMs} ms`)), timeoutMs);
+      const expired = new Promise<never>((_resolve, reject) => deadline.signal.addEventListener('abort', () => reject(deadline.signal.reason as Error), { once: true }));
       let status;
       try {
-        ({ status } = await api.createTokenReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, audiences: [audience] } } }));
+        const call = api.createTokenReview(
+          { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, audiences: [audience] } } },
+          { middleware: [abortingMiddleware(deadline.signal)], middlewareMergeStrategy: 'append' },
+        );
+        ({ status } = await Promise.race([call, expired]));
       } catch (err) {
+        if (deadline.signal.aborted) throw new ServiceUnavailable(`Cannot review the token: ${(deadline.signal.reason as Error).message}`, 1);
         throw new ServiceUnavailable(`Cannot review the token: the Kubernetes API failed (${describeKubeError(err)})`, 1);
+      } finally {
+        clearTimeout(timer);
+        inFlight--;
       }
       // A review that names audiences must include ours; one that names none was checked against ours.
       const audienceOk = status?.audiences === undefined || status.audiences.length === 0 || status.audiences.includes(audience);
       return status?.authenticated === true && audienceOk && status.user?.username ? { username: status.user.username } : null;
     },
+  };
+}
+
+/**
+ * Client middleware that gives the HTTP request the deadline's signal, so that the request itself
+ * is aborted and nothing is left waiting. The client's middleware speaks its own Observable, which
+ * it does not export; setHeaderMiddleware builds one, with a header the request already carries
+ * (Accept: application/json), and this adds the signal to it.
+ */
+function abortingMiddleware(signal: AbortSignal): ObservableMiddleware {
+  const base = setHeaderMiddleware('Accept', 'application/json');
+  return {
+    pre: (context) => {
+      context.setSignal(signal);
+      return base.pre(context);
+    },
+    post: (context) => base.post(context),
   };
 }
 

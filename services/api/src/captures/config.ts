@@ -1,5 +1,6 @@
 import { ConfigError, readBool, readInt, readOptionalString, type Env } from '../../../../lib/env.ts';
 import type { RetryPolicy } from '../../../../lib/jobs/retry.ts';
+import { readPublicBaseUrl } from '../public-base-url.ts';
 
 /** Asynchronous captures and their webhooks (docs/async.md): the job runner's settings and the bounds. */
 export interface CapturesConfig {
@@ -18,7 +19,14 @@ export interface CapturesConfig {
   /** CAPTURE_RESULT_TTL_SECONDS: how long a finished capture and its image are kept. */
   resultTtlMs: number;
   capture: RetryPolicy;
-  webhook: RetryPolicy & { timeoutMs: number };
+  /**
+   * timeoutMs (WEBHOOK_TIMEOUT_MS): one attempt's overall deadline, connection, headers and body
+   * together; concurrency (WEBHOOK_CONCURRENCY): deliveries at once in one process;
+   * concurrencyPerHost (WEBHOOK_CONCURRENCY_PER_HOST): of those, to one target host.
+   */
+  webhook: RetryPolicy & { timeoutMs: number; concurrency: number; concurrencyPerHost: number };
+  /** PUBLIC_BASE_URL (public-base-url.ts): statusUrl, Location and the webhook's URLs start with it, never with the request's Host. */
+  publicBaseUrl: string;
   /** WEBHOOK_SIGNING_SECRET: self-hosted mode's webhook signing secret (hosted mode signs with each key's own). */
   selfHostedSigningSecret: string | undefined;
 }
@@ -31,9 +39,12 @@ export function loadCapturesConfig(env: Env): CapturesConfig {
   if (secret !== undefined && secret.length < 32) throw new ConfigError('WEBHOOK_SIGNING_SECRET must be at least 32 characters (e.g. openssl rand -hex 32)');
   const webhookBase = readInt(env, 'WEBHOOK_RETRY_BASE_MS', 30_000, { min: 1, max: 3_600_000 });
   const captureBase = readInt(env, 'ASYNC_CAPTURE_RETRY_BASE_MS', 5000, { min: 1, max: 3_600_000 });
+  const concurrency = readInt(env, 'JOB_CONCURRENCY', 8, { min: 1, max: 1000 });
+  // Half the runner's slots by default, so that slow receivers never hold the rest.
+  const webhookConcurrency = readInt(env, 'WEBHOOK_CONCURRENCY', Math.max(1, Math.floor(concurrency / 2)), { min: 1, max: 1000 });
   return {
     enabled: readBool(env, 'ASYNC_CAPTURES', true),
-    concurrency: readInt(env, 'JOB_CONCURRENCY', 8, { min: 1, max: 1000 }),
+    concurrency,
     sharePercent: readInt(env, 'ASYNC_CAPTURE_SHARE_PERCENT', 50, { min: 1, max: 100 }),
     leaseMs: readInt(env, 'JOB_LEASE_MS', 30_000, { min: 100, max: 3_600_000 }),
     pollIntervalMs: readInt(env, 'JOB_POLL_INTERVAL_MS', 1000, { min: 10, max: 60_000 }),
@@ -46,7 +57,10 @@ export function loadCapturesConfig(env: Env): CapturesConfig {
       baseDelayMs: webhookBase,
       maxDelayMs: readInt(env, 'WEBHOOK_RETRY_MAX_MS', 3_600_000, { min: webhookBase, max: 86_400_000 }),
       timeoutMs: readInt(env, 'WEBHOOK_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
+      concurrency: webhookConcurrency,
+      concurrencyPerHost: readInt(env, 'WEBHOOK_CONCURRENCY_PER_HOST', Math.max(1, Math.floor(webhookConcurrency / 2)), { min: 1, max: 1000 }),
     },
     selfHostedSigningSecret: secret,
+    publicBaseUrl: readPublicBaseUrl(env),
   };
 }

@@ -18,7 +18,7 @@ import { CAPTURE_JOB, captureJobHandler, payloadOf, statusUrlOf, type CaptureMet
 import type { CapturesConfig } from './config.ts';
 import { reportJobCounts } from './metrics.ts';
 import { checkWebhookUrl } from './webhook-delivery.ts';
-import { WEBHOOK_JOB, webhookJobHandler, webhookKeyOf } from './webhook-job.ts';
+import { queueWebhook, webhookJobHandler, webhookKeyOf } from './webhook-job.ts';
 
 /** One capture to submit, checked by the route. */
 export interface Submission {
@@ -52,8 +52,11 @@ export interface Accepted {
 export interface CaptureJobs {
   runner: JobRunner;
   submit(context: SubmitContext, submissions: Submission[]): Promise<Accepted[]>;
-  /** GET /captures/{id}: the status as JSON, or the image bytes when Accept asks for them. */
-  answerStatus(ctx: Context, ownerId: string, id: string): Promise<void>;
+  /**
+   * GET /captures/{id}: the status as JSON, or the image bytes when Accept asks for them. With
+   * `siteId` (a site key), only a capture made for that site is found.
+   */
+  answerStatus(ctx: Context, ownerId: string, id: string, siteId?: string | null): Promise<void>;
   recent(ownerId: string, limit: number): Promise<CaptureStatus[]>;
 }
 
@@ -70,12 +73,9 @@ export interface CaptureJobsDeps {
 export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
   const { store, config, logger, guard } = deps;
   const runner = createJobRunner({ store, logger, concurrency: config.concurrency, leaseMs: config.leaseMs, pollIntervalMs: config.pollIntervalMs });
-  const queueWebhook = async (capture: Job) => {
-    if (!payloadOf(capture).webhookUrl) return;
-    // A second before the capture's outcome is written at the latest; webhook-job.ts waits for it.
-    await runner.enqueue(WEBHOOK_JOB, capture.ownerId, { captureId: capture.id }, { idempotencyKey: webhookKeyOf(capture.id), runAt: new Date(Date.now() + 1000) });
-  };
-  runner.register(captureJobHandler({ ...deps, queueWebhook }));
+  // A second before the capture's outcome is written at the latest; webhook-job.ts waits for it.
+  const queueWebhookSoon = (capture: Job) => queueWebhook(runner, capture, new Date(Date.now() + 1000));
+  runner.register(captureJobHandler({ ...deps, queueWebhook: queueWebhookSoon }));
   runner.register(webhookJobHandler({ store, config, guard }));
   reportJobCounts(store);
 
@@ -94,11 +94,11 @@ export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
   return {
     runner,
     async submit(context, submissions) {
-      const { ctx, ownerId, basePath } = context;
+      const { ownerId, basePath } = context;
       const existing = await Promise.all(submissions.map((s) => sameSubmit(ownerId, s.idempotencyKey)));
       const fresh = submissions.filter((_s, i) => existing[i] === null);
       if (fresh.length > 0) {
-        for (const webhookUrl of new Set(fresh.flatMap((s) => (s.webhookUrl ? [s.webhookUrl] : [])))) await checkWebhookUrl(guard, webhookUrl);
+        for (const webhookUrl of new Set(fresh.flatMap((s) => (s.webhookUrl ? [s.webhookUrl] : [])))) await checkWebhookUrl(guard, webhookUrl, config.webhook.timeoutMs);
         if (fresh.some((s) => s.webhookUrl) && !(await context.canSign())) {
           throw new Conflict(
             ownerId === SELF_HOSTED_OWNER
@@ -118,8 +118,8 @@ export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
         if (!job) {
           const payload: CapturePayload = {
             request: submission.request,
-            // ctx.protocol follows X-Forwarded-Proto only with TRUST_PROXY, as the dashboard's links do.
-            statusBase: `${ctx.protocol}://${ctx.host}${basePath}`,
+            // From PUBLIC_BASE_URL, never from the Host header, which the caller chooses.
+            statusBase: `${config.publicBaseUrl}${basePath}`,
             ...(submission.webhookUrl ? { webhookUrl: submission.webhookUrl } : {}),
             ...(submission.cacheTtl ? { cacheTtl: submission.cacheTtl } : {}),
             ...(submission.hosted ? { hosted: submission.hosted } : {}),
@@ -131,11 +131,12 @@ export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
       }
       return accepted;
     },
-    async answerStatus(ctx, ownerId, id) {
+    async answerStatus(ctx, ownerId, id, siteId) {
       const job = await store.getJob(id);
       const expired = job?.expiresAt && job.expiresAt.getTime() <= Date.now();
-      // Another owner's job, a webhook job, a removed one or one past its retention (not yet swept): all the same 404.
-      if (!job || job.ownerId !== ownerId || job.type !== CAPTURE_JOB || expired) throw new NotFound(`Capture ${id} not found`);
+      const otherSite = job && siteId && payloadOf(job).hosted?.siteId !== siteId;
+      // Another owner's (or, for a site key, another site's) job, a webhook job, a removed one or one past its retention (not yet swept): all the same 404.
+      if (!job || job.ownerId !== ownerId || job.type !== CAPTURE_JOB || expired || otherSite) throw new NotFound(`Capture ${id} not found`);
       const metadata = job.result as unknown as CaptureMetadata | null;
       const raw = rawImageFormat(ctx, metadata?.format);
       ctx.set('Cache-Control', 'no-store');

@@ -8,7 +8,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { BadRequest, Forbidden, isHttpError } from '../../../../lib/errors.ts';
+import { BadRequest, Forbidden, isHttpError, ServiceUnavailable } from '../../../../lib/errors.ts';
 import { PermanentJobError } from '../../../../lib/jobs/retry.ts';
 import type { NetworkGuard } from '../../../renderer/src/guard/network-guard.ts';
 
@@ -17,20 +17,47 @@ export interface WebhookRequest {
   body: string;
   headers: Record<string, string>;
   timeoutMs: number;
+  /** The job's own signal (its lease lost, the process stopping): ends the attempt like the deadline. */
+  signal?: AbortSignal;
 }
 
 export interface WebhookAnswer {
   status: number;
 }
 
-/** Throws PermanentJobError when the guard refuses the target, a plain Error for anything worth retrying. */
+/**
+ * Throws PermanentJobError when the guard refuses the target, a plain Error for anything worth
+ * retrying. `timeoutMs` is the attempt's overall deadline, from the name's resolution to the
+ * answer's last byte: a receiver that keeps the socket busy (a byte every few seconds) is cut at
+ * it like one that says nothing.
+ */
 export async function deliverWebhook(guard: NetworkGuard, request: WebhookRequest): Promise<WebhookAnswer> {
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new Error(`webhook receiver did not finish its answer within ${request.timeoutMs} ms (connection, headers and body together)`)),
+    request.timeoutMs,
+  );
+  const stop = () => deadline.abort(request.signal?.reason instanceof Error ? request.signal.reason : new Error('webhook delivery stopped'));
+  if (request.signal?.aborted) stop();
+  request.signal?.addEventListener('abort', stop, { once: true });
+  try {
+    return await attempt(guard, request, deadline.signal);
+  } finally {
+    clearTimeout(timer);
+    request.signal?.removeEventListener('abort', stop);
+  }
+}
+
+async function attempt(guard: NetworkGuard, request: WebhookRequest, deadline: AbortSignal): Promise<WebhookAnswer> {
   const url = URL.parse(request.url);
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') throw new PermanentJobError('webhookUrl is not an http(s) URL');
+  const expired = new Promise<never>((_resolve, reject) => deadline.addEventListener('abort', () => reject(deadline.reason as Error), { once: true }));
+  expired.catch(() => undefined);
   let destination;
   try {
-    destination = await guard.resolve(url.hostname);
+    destination = await Promise.race([guard.resolve(url.hostname), expired]);
   } catch (err) {
+    if (deadline.aborted) throw deadline.reason as Error;
     // A name that does not resolve now may resolve later; a refused address stays refused.
     if (isHttpError(err) && (err.status === 403 || err.status === 400)) throw new PermanentJobError(`webhook target refused: ${webhookRefusal(err.message)}`);
     throw new Error(`webhook target did not resolve: ${url.hostname}`);
@@ -61,6 +88,13 @@ export async function deliverWebhook(guard: NetworkGuard, request: WebhookReques
         res.on('error', reject);
       },
     );
+    const onDeadline = () => {
+      reject(deadline.reason as Error);
+      req.destroy(deadline.reason as Error);
+    };
+    if (deadline.aborted) onDeadline();
+    deadline.addEventListener('abort', onDeadline, { once: true });
+    req.on('close', () => deadline.removeEventListener('abort', onDeadline));
     req.on('timeout', () => req.destroy(new Error(`webhook receiver did not answer within ${request.timeoutMs} ms`)));
     req.on('error', (err) => reject(new Error(`webhook delivery failed: ${err.message}`)));
     req.end(request.body);
@@ -72,16 +106,27 @@ function webhookRefusal(message: string): string {
   return message.replace('only public addresses may be captured', 'only public addresses may receive webhooks');
 }
 
-/** The submit-time check: the same guard, so that a refused target is a 400/403 at once rather than a failed delivery later. */
-export async function checkWebhookUrl(guard: NetworkGuard, webhookUrl: string): Promise<void> {
+/**
+ * The submit-time check: the same guard, so that a refused target is a 400/403 at once rather than
+ * a failed delivery later. The name's resolution is bounded by `timeoutMs` (WEBHOOK_TIMEOUT_MS): a
+ * resolver that does not answer makes the submit a 503 with Retry-After, and nothing is queued.
+ */
+export async function checkWebhookUrl(guard: NetworkGuard, webhookUrl: string, timeoutMs: number): Promise<void> {
   const url = URL.parse(webhookUrl);
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') throw new BadRequest('webhookUrl must be an http or https URL');
   if (url.username || url.password) throw new BadRequest('webhookUrl must not carry credentials');
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
   try {
-    await guard.resolve(url.hostname);
+    if ((await Promise.race([guard.resolve(url.hostname), deadline])) === 'timeout') {
+      throw new ServiceUnavailable(`webhookUrl: ${url.hostname} did not resolve within ${timeoutMs} ms; try again`, 1);
+    }
   } catch (err) {
+    if (err instanceof ServiceUnavailable) throw err;
     if (isHttpError(err) && err.status === 403) throw new Forbidden(`webhookUrl: ${webhookRefusal(err.message)}`);
     if (isHttpError(err) && err.status === 400) throw new BadRequest(`webhookUrl: ${err.message}`);
     throw new BadRequest(`webhookUrl: ${url.hostname} does not resolve`);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -8,7 +8,7 @@
  * out on, and every retry would send it again; the receiver fetches it once, with its key, when it
  * wants it, while the result is kept (CAPTURE_RESULT_TTL_SECONDS).
  */
-import type { JobHandler } from '../../../../lib/jobs/runner.ts';
+import type { JobHandler, JobRunner } from '../../../../lib/jobs/runner.ts';
 import { PermanentJobError } from '../../../../lib/jobs/retry.ts';
 import type { Job } from '../../../../lib/store/jobs.ts';
 import type { Store } from '../../../../lib/store/store.ts';
@@ -26,6 +26,16 @@ export interface WebhookPayload {
 }
 
 export const webhookKeyOf = (captureId: string) => `webhook:${captureId}`;
+
+/** The group a delivery counts in for WEBHOOK_CONCURRENCY_PER_HOST: its target's host name (every port of it together). */
+export const webhookGroupOf = (webhookUrl: string) => `webhook:${URL.parse(webhookUrl)?.hostname.toLowerCase() ?? ''}`;
+
+/** Queues the capture's webhook, once per capture (its idempotency key), in its host's group. */
+export async function queueWebhook(runner: JobRunner, capture: Job, runAt: Date): Promise<void> {
+  const { webhookUrl } = payloadOf(capture);
+  if (!webhookUrl) return;
+  await runner.enqueue(WEBHOOK_JOB, capture.ownerId, { captureId: capture.id }, { idempotencyKey: webhookKeyOf(capture.id), runAt, group: webhookGroupOf(webhookUrl) });
+}
 
 /** What the receiver gets. */
 export interface WebhookBody {
@@ -80,7 +90,11 @@ export function webhookJobHandler(deps: WebhookJobDeps): JobHandler {
     type: WEBHOOK_JOB,
     retry: config.webhook,
     retentionMs: config.resultTtlMs,
-    async run(job) {
+    // A bound of their own, and one per host: receivers that hold their answers cannot take the
+    // runner's slots from captures and monitors, nor one host's from the others'.
+    concurrency: config.webhook.concurrency,
+    groupConcurrency: config.webhook.concurrencyPerHost,
+    async run(job, { signal }) {
       const { captureId } = job.payload as unknown as WebhookPayload;
       const capture = await store.getJob(captureId);
       if (!capture) throw new PermanentJobError(`capture ${captureId} no longer exists`);
@@ -97,7 +111,7 @@ export function webhookJobHandler(deps: WebhookJobDeps): JobHandler {
       };
       const started = performance.now();
       try {
-        const answer = await deliverWebhook(guard, { url: webhookUrl, body, headers, timeoutMs: config.webhook.timeoutMs });
+        const answer = await deliverWebhook(guard, { url: webhookUrl, body, headers, timeoutMs: config.webhook.timeoutMs, signal });
         recordWebhookDelivery('delivered', (performance.now() - started) / 1000);
         return { result: { status: answer.status, deliveredAt: new Date().toISOString() } };
       } catch (err) {

@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { readPublicBaseUrl } from '../public-base-url.ts';
 import { ConfigError, readBool, readInt, readList, readOptionalString, readString, type Env } from '../../../../lib/env.ts';
 
 /**
@@ -11,6 +12,8 @@ export interface DashboardConfig {
    * proxy that sets them; otherwise a client could claim TLS or another address.
    */
   trustProxy: boolean;
+  /** PUBLIC_BASE_URL (public-base-url.ts): the origin of the render links the dashboard signs. */
+  publicBaseUrl: string;
   /** A session that has not been used for this long is over. */
   sessionIdleMs: number;
   /** A session is over this long after sign-in, however busy. */
@@ -37,6 +40,7 @@ export interface SsoConfig {
 export function loadDashboardConfig(env: Env): DashboardConfig {
   return {
     trustProxy: readBool(env, 'TRUST_PROXY', false),
+    publicBaseUrl: readPublicBaseUrl(env),
     sessionIdleMs: readInt(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 30, { min: 1, max: 7 * 24 * 60 }) * 60_000,
     sessionMaxMs: readInt(env, 'DASHBOARD_SESSION_MAX_HOURS', 12, { min: 1, max: 30 * 24 }) * 3_600_000,
     signInLimitPerAccount: readInt(env, 'DASHBOARD_SIGN_IN_LIMIT_PER_ACCOUNT', 5, { min: 1, max: 1000 }),

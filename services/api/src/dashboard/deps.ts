@@ -38,6 +38,8 @@ export interface PageContext {
   signedIn: SignedIn;
   ops: AccountOperations;
   csrfToken: string;
+  /** PUBLIC_BASE_URL: absolute links (signed render links) start with it. */
+  publicBaseUrl: string;
   /** Sends a page with the signed-in shell (navigation, sign-out). */
   send(title: string, main: HtmlValue, status?: number): void;
   /** POST → 303 → GET. */
@@ -73,6 +75,7 @@ export function signedInPage(deps: DashboardDeps, method: 'GET' | 'POST', sectio
       ctx,
       signedIn,
       csrfToken,
+      publicBaseUrl: deps.config.publicBaseUrl,
       ops: accountOperations(deps.store, signedIn.account.id),
       send: (title, main, status) => sendPage(ctx, title, main, { status, shell: { email: signedIn.user.email, accountName: signedIn.account.name, csrfToken, section } }),
       redirect: (path) => {

@@ -6,7 +6,6 @@
  * dies mid-run loses only that run (its lease expires and another replica retries it). A queued run
  * of an older generation (the monitor changed since) or of a monitor gone or suspended is skipped.
  */
-import { randomUUID } from 'node:crypto';
 import { Conflict, NotFound } from '../../../../lib/errors.ts';
 import type { JobRunner } from '../../../../lib/jobs/runner.ts';
 import type { Logger } from '../../../../lib/logger.ts';
@@ -40,7 +39,7 @@ export interface MonitorServiceDeps {
 }
 
 export interface MonitorService {
-  /** Queues a run now; answers the job's id. */
+  /** Queues a run now and answers its job's id; while one is queued or running, answers that one's. */
   runNow(monitor: Monitor): Promise<string>;
   /** Makes a run's capture of `page` the page's baseline. */
   acceptBaseline(monitor: Monitor, runId: string, page: string): Promise<Monitor>;
@@ -117,7 +116,15 @@ export function startMonitorService(deps: MonitorServiceDeps): MonitorService {
     images,
     tick,
     async runNow(monitor) {
-      const { job } = await enqueue(monitor, new Date(), 'manual', `monitor:${monitor.id}:manual:${randomUUID()}`);
+      // At most one pending (queued or running) run-now per monitor. Each run-now's idempotency key
+      // names the one before it, so the chain's end is the pending run, or the key of the next one:
+      // callers at once (on any replica) compute the same key and get one job.
+      let key = `monitor:${monitor.id}:manual`;
+      for (let previous = await store.findJobByIdempotencyKey(monitor.accountId, key); previous; previous = await store.findJobByIdempotencyKey(monitor.accountId, key)) {
+        if (previous.state === 'queued' || previous.state === 'running') return previous.id;
+        key = `monitor:${monitor.id}:manual:after:${previous.id}`;
+      }
+      const { job } = await enqueue(monitor, new Date(), 'manual', key);
       return job.id;
     },
     async acceptBaseline(monitor, runId, page) {

@@ -18,6 +18,8 @@ export interface CaptureLimits {
   navigationTimeoutMs: number;
   /** Cap on a full-page PNG's height in device pixels; see README "Full-page captures". */
   fullPageMaxHeight: number;
+  /** A PDF with more pages than this is a 400 (PDF_MAX_PAGES). */
+  pdfMaxPages: number;
   smartWait: SmartWaitSettings;
   /** A request open longer than this counts as long-polling, which the smart wait does not wait for. */
   longRequestMs: number;
@@ -83,7 +85,7 @@ export async function capturePage(
     if (request.removeAds) await cleaner?.beforeScreenshot(page);
     if (request.hideSelectors) await hideElements(page, request.hideSelectors);
     if (request.freezeMotion) await settleFrozenMotion(page);
-    if (request.format === 'pdf') return pdfResult(await printPdf(page, request.pdf), waitMs);
+    if (request.format === 'pdf') return pdfResult(await printPdf(page, request.pdf, limits.pdfMaxPages), waitMs);
     const { image, truncated } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
     return encodedResult(image, request, truncated, waitMs);
   } finally {

@@ -147,7 +147,7 @@ const RANGE_PAST_END = /Page range exceeds page count/i;
  * survive the new document when removeAds' own session is attached (each session's emulation is
  * restored in turn, and the last one's empty type wins).
  */
-export async function printPdf(page: Page, pdf: PdfOptions | undefined): Promise<Buffer> {
+export async function printPdf(page: Page, pdf: PdfOptions | undefined, maxPages: number): Promise<Buffer> {
   const options = resolvePdfOptions(pdf);
   const px = (value: number) => `${value}px`;
   const session = options.emulateMedia === 'screen' ? await page.createCDPSession() : undefined;
@@ -161,6 +161,11 @@ export async function printPdf(page: Page, pdf: PdfOptions | undefined): Promise
       pageRanges: options.pageRanges,
       timeout: 0,
     });
+    // The capture's deadline bounds the printing; this bounds what is answered and stored.
+    const pages = countPdfPages(bytes);
+    if (pages > maxPages) {
+      throw new BadRequest(`The PDF has ${pages} pages, more than the ${maxPages} a PDF may have here (PDF_MAX_PAGES): select fewer with pdf.pageRanges, or print on larger paper`);
+    }
     return Buffer.from(bytes);
   } catch (err) {
     if (RANGE_PAST_END.test(String((err as Error)?.message))) {
@@ -170,6 +175,12 @@ export async function printPdf(page: Page, pdf: PdfOptions | undefined): Promise
   } finally {
     void session?.detach().catch(() => undefined);
   }
+}
+
+/** The page objects of a PDF as Chromium writes it (no object streams): `/Type /Page`, not `/Pages`. */
+export function countPdfPages(bytes: Uint8Array): number {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  return text.match(/\/Type\s*\/Page\b(?!s)/g)?.length ?? 0;
 }
 
 /** 1 pt = 1/72 in = 4/3 CSS px. */

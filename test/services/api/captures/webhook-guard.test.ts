@@ -112,6 +112,21 @@ describe('webhook targets pass the network guard', function () {
     });
     after(() => hosted.close());
 
+    it('answers 503 with Retry-After, and queues nothing, when the webhook target\'s name gets no DNS answer within WEBHOOK_TIMEOUT_MS', async () => {
+      const silentDns: Lookup = (hostname) => (hostname === 'silent.viewfinder.test' ? new Promise(() => undefined) : testLookup(hostname));
+      const slow = await startHosted({ env: { PRIVATE_NETWORK_ALLOWLIST: '', WEBHOOK_TIMEOUT_MS: '200' }, captures: true, lookup: silentDns });
+      try {
+        const site = await slow.store.createSite({ accountId: slow.account.id, name: 's', allowedDomains: [] });
+        const response = await slow.api(slow.fullKey).post('/api/captures', { url: 'http://example.com/', site_id: site.id, webhookUrl: 'http://silent.viewfinder.test/hook' });
+        expect(response.status).to.equal(503);
+        expect(response.headers['retry-after']).to.equal('1');
+        expect(response.body).to.deep.equal({ success: false, error: 'webhookUrl: silent.viewfinder.test did not resolve within 200 ms; try again' });
+        expect(await slow.store.countJobs({ states: ['queued', 'running', 'succeeded', 'failed'] })).to.equal(0);
+      } finally {
+        await slow.close();
+      }
+    });
+
     for (const host of MATRIX) {
       it(`answers 403 for a webhookUrl on ${host}`, async () => {
         const response = await hosted.api(hosted.fullKey).post('/api/captures', { url: 'http://example.com/', site_id: siteId, webhookUrl: `http://${host}:${secret.port}/hook` });

@@ -47,6 +47,33 @@ describe('dashboard hardening (hosted, over HTTP)', () => {
     expect(await counts()).to.deep.equal({ sites: 0, keys: 0 });
   });
 
+  it('signs a render link for a request without an Origin header (a 200, never a 500), on PUBLIC_BASE_URL whatever the Host header says', async () => {
+    const site = await dashboard.store.createSite({ accountId: dashboard.account.id, name: 'shop', allowedDomains: ['example.com'] });
+    const key = await dashboard.store.createKey({ accountId: dashboard.account.id, name: 'links', kind: 'site', siteId: site.id });
+    const answer = await client
+      .post('/dashboard/keys/link')
+      .set('Host', 'attacker.example')
+      .type('form')
+      .send({ _csrf: csrf, keyId: key.key.id, url: 'https://example.com/', format: 'png', cacheTtl: '0', expiresIn: '' });
+    expect(answer.status).to.equal(200);
+    const link = /(https?:\/\/[^"<\s]+\/api\/render\?[^"<\s]+)/.exec(answer.text)?.[1];
+    expect(link, 'the page shows the signed link').to.be.a('string');
+    expect(link!.startsWith('http://localhost:3000/api/render?')).to.equal(true);
+  });
+
+  it('refuses a JSON body that is not UTF-8 with 400, as the forms do, and saves nothing', async () => {
+    const full = await dashboard.store.createKey({ accountId: dashboard.account.id, name: 'admin', kind: 'full' });
+    const answer = await request(dashboard.app.callback())
+      .post('/api/sites')
+      .set('X-API-Key', full.secret)
+      .set('Content-Type', 'application/json')
+      .serialize((bytes: Buffer) => bytes as unknown as string)
+      .send(Buffer.concat([Buffer.from('{"name":"Caf'), Buffer.from([0xe9]), Buffer.from('","allowedDomains":[]}')]));
+    expect(answer.status).to.equal(400);
+    expect(answer.body).to.deep.equal({ success: false, error: 'The request body is not valid UTF-8' });
+    expect((await dashboard.store.listSites(dashboard.account.id)).length).to.equal(0);
+  });
+
   it('refuses control characters in a name (NUL, a line break, ESC), next to the field, and saves nothing', async () => {
     for (const name of ['nul%00byte', 'two%0Alines', 'esc%1B[31m']) {
       const site = await post('/dashboard/sites', `_csrf=${csrf}&name=${name}&allowedDomains=example.com`);

@@ -55,6 +55,19 @@ describe('/api/monitors (hosted, real Chromium)', function () {
     expect((await hosted.api().get('/api/monitors')).status, 'no key').to.equal(401);
   });
 
+  it('keeps monitors, their runs and their pictures from site keys: every monitor route is for full-access keys (403)', async () => {
+    const created = await api().post('/api/monitors', { name: 'scoped', schedule: '0 6 * * *', pages: [{ name: 'home', url: 'https://example.com/' }] });
+    expect(created.status).to.equal(201);
+    const site = await hosted.store.createSite({ accountId: hosted.account.id, name: 'scope', allowedDomains: [] });
+    const { secret } = await hosted.store.createKey({ accountId: hosted.account.id, name: 'site', kind: 'site', siteId: site.id });
+    const id = created.body.id as string;
+    for (const path of ['/api/monitors', `/api/monitors/${id}`, `/api/monitors/${id}/runs`, `/api/monitors/${id}/images/img_missing`]) {
+      expect((await hosted.api(secret).get(path)).status, path).to.equal(403);
+    }
+    expect((await hosted.api(secret).post(`/api/monitors/${id}/runs`, {})).status).to.equal(403);
+    await api().delete(`/api/monitors/${id}`);
+  });
+
   // Built before the fixture server listens: their pages name a URL of their own.
   const plain = (overrides: Record<string, unknown> = {}) => ({ name: 'offers', schedule: '0 6 * * *', pages: [{ name: 'offers', url: 'https://example.com/' }], ...overrides });
   const refusals: Array<[string, Record<string, unknown>, RegExp]> = [

@@ -130,6 +130,17 @@ describe('page monitor runs (real Chromium, embedded store)', function () {
     expect(page(await runNow(monitor.id), 'offers')).to.deep.include({ outcome: 'unchanged', diffRatio: 0 });
   });
 
+  it('keeps at most one pending run-now per monitor: thirty calls at once queue one run, and the next call after it queues another', async () => {
+    const monitor = await store.createMonitor({ accountId: account.id, ...spec() });
+    const ids = await Promise.all(Array.from({ length: 30 }, async () => service.runNow((await store.getMonitor(monitor.id))!)));
+    expect(new Set(ids).size, 'every call answers the one pending run').to.equal(1);
+    expect(await store.countJobs({ ownerId: account.id, type: 'monitor-run', states: ['queued', 'running', 'succeeded', 'failed'] })).to.equal(1);
+    await waitFor('the run to finish', async () => (await store.getJob(ids[0]!))?.state === 'succeeded', 1200, 100);
+    const next = await service.runNow((await store.getMonitor(monitor.id))!);
+    expect(next).to.not.equal(ids[0]);
+    expect(await service.runNow((await store.getMonitor(monitor.id))!)).to.equal(next);
+  });
+
   it('with baseline: previous, compares with the last run', async () => {
     const monitor = await store.createMonitor({ accountId: account.id, ...spec({ compare: { threshold: 0.001, baseline: 'previous', pixelTolerance: 0.1 } }) });
     await runNow(monitor.id);

@@ -242,7 +242,7 @@ export async function signLink(page: PageContext): Promise<void> {
     validateCapture(optionsFromQuery(new URLSearchParams(options)));
     if (!EXPIRIES.some((choice) => choice.value === values.expiresIn)) throw new BadRequest('expiresIn must be one of the choices');
     const expires = values.expiresIn === '' ? undefined : Math.floor(Date.now() / 1000) + Number(values.expiresIn);
-    signed = await page.ops.signRenderLink(values.keyId, { origin: page.ctx.origin, options, expires });
+    signed = await page.ops.signRenderLink(values.keyId, { origin: page.publicBaseUrl, options, expires });
   } catch (err) {
     await listPage(page, { link: { values, errors: errorsFor(userMessage(err), LINK_FIELDS) }, status: errorStatus(err) });
     return;

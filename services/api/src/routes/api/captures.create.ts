@@ -67,7 +67,8 @@ export const createCaptureRoute: ApiRoute = {
           request: { ...toCaptureRequest(body), ...scope },
           webhookUrl,
           cacheTtl: body.cacheTtl,
-          idempotencyKey,
+          // Idempotency keys are the site's own: another site's key with the same key is another capture.
+          idempotencyKey: idempotencyKey === undefined ? undefined : `${site.id}:${idempotencyKey}`,
           hosted: { accountId: account.id, siteId: site.id, keyId: key.id },
         });
       }

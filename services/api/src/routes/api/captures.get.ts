@@ -11,7 +11,7 @@ export const getCaptureRoute: ApiRoute = {
   summary: 'The status of an asynchronous capture, and its result',
   description:
     'State, timestamps, attempts and the webhook\'s deliveries; once succeeded, the result in POST /api/screenshot\'s shape, or the image bytes with Accept: image/*. ' +
-    'Results are kept CAPTURE_RESULT_TTL_SECONDS (24 h by default) after they finish, then removed: a removed, unknown or other account\'s id is a 404.',
+    'Results are kept CAPTURE_RESULT_TTL_SECONDS (24 h by default) after they finish, then removed: a removed, unknown or other account\'s id is a 404, and so is another site\'s for a site key.',
   tag: 'Captures',
   access: 'any-key',
   responses: {
@@ -29,6 +29,8 @@ export const getCaptureRoute: ApiRoute = {
   handler: ({ captures }) =>
     async (ctx) => {
       if (!captures) throw new ServiceUnavailable('Asynchronous captures are turned off on this service');
-      await captures.answerStatus(ctx, principalOf(ctx).account.id, param(ctx.params, 'captureId'));
+      const { account, key } = principalOf(ctx);
+      // A site key sees only its site's captures; a full-access key, every site's.
+      await captures.answerStatus(ctx, account.id, param(ctx.params, 'captureId'), key.kind === 'site' ? key.siteId : null);
     },
 };

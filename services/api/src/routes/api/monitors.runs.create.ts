@@ -6,7 +6,8 @@ export const runMonitorNowRoute: ApiRoute = {
   path: '/api/monitors/:monitorId/runs',
   operationId: 'runMonitorNow',
   summary: 'Run a page monitor now',
-  description: 'Queues a run outside the schedule (also for a suspended monitor); it appears in the runs once finished.',
+  description:
+    'Queues a run outside the schedule (also for a suspended monitor); it appears in the runs once finished. While a run-now of the monitor is queued or running, answers that run\'s jobId and queues nothing.',
   tag: 'Monitors',
   access: 'full-access',
   responses: { 202: { description: 'Queued', schema: { type: 'object', required: ['jobId'], properties: { jobId: { type: 'string' } } } } },
