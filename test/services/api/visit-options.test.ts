@@ -6,6 +6,17 @@ import type { Renderer } from '../../../services/renderer/src/renderer.ts';
 import { captureVariants, type CaptureClient } from '../../support/capture-variants.ts';
 import { decodeDataUri, startRenderer, testConfig } from '../../support/harness.ts';
 import { useGuardBed } from '../../support/guard-bed.ts';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createApp } from '../../../services/api/src/app.ts';
+import { openDiskCache } from '../../../services/api/src/result-cache/disk-cache.ts';
+import type { ResultCache } from '../../../services/api/src/result-cache/result-cache.ts';
+import { CREDENTIALS_IN_LINK } from '../../../services/api/src/routes/api/render.get.ts';
+import { signRenderLink } from '../../../lib/render-links.ts';
+import { capturedLogger } from '../../support/captured-logger.ts';
+import { closedPort } from '../../support/fixture-server.ts';
+import { startHosted, type HostedHarness } from './hosted/support.ts';
 
 /**
  * The visit options (docs/capture-options.md) in real Chromium, through both capture routes,
@@ -46,7 +57,7 @@ async function startRecordingServer(host: string, thirdParty?: () => string) {
       case '/private': {
         const expected = `Basic ${Buffer.from('ada:lovelace').toString('base64')}`;
         if (req.headers.authorization !== expected) return send(401, html('denied'), { 'www-authenticate': 'Basic realm="test"' });
-        return send(200, html('', '<script>document.documentElement.className="ok";document.body.className="ok"</script>'));
+        return send(200, html('<script>document.body.className = "ok"</script>'));
       }
       // Red until the button is clicked.
       case '/click':
@@ -214,6 +225,43 @@ describe('visit options: html, credentials, injected code, blocking, locale and 
         expect(response.body).to.deep.include({ success: false });
       });
 
+      it('each option\'s bad inputs answer 400 in the usual shape, naming the field and never the value', async () => {
+        const url = `${target.origin}/whoami`;
+        const cases: [Record<string, unknown>, string][] = [
+          [{}, 'URL is required'],
+          [{ quality: 'high' }, 'URL is required'],
+          [{ url, html: '<p>' }, 'url and html cannot be combined: give one'],
+          [{ html: '<p>', headers: { 'X-A': 'b' } }, "headers, cookies and authorization go only to the page's own origin, and an html document has none: capture its URL instead"],
+          [{ html: '' }, 'html must be a non-empty HTML document of at most 1000000 bytes'],
+          [{ url, userAgent: 'a\nb' }, 'userAgent must be 1 to 512 characters without line breaks'],
+          [{ url, headers: { 'X A': 'secret-value' } }, 'headers must be an object of at most 50 header names (HTTP tokens) to strings of at most 4096 characters without line breaks'],
+          [{ url, headers: { 'X-A': 'secret\r\nvalue' } }, 'headers must be an object of at most 50 header names (HTTP tokens) to strings of at most 4096 characters without line breaks'],
+          [{ url, headers: { Cookie: 'secret-value' } }, 'headers cannot set "Cookie": use cookies'],
+          [{ url, headers: { Host: 'evil' } }, 'headers cannot set "Host": the browser sets it'],
+          [{ url, cookies: [{ name: 'a', value: 'secret; value' }] }, 'cookies must be a list of at most 50 {"name", "value"} objects: names are HTTP tokens, values at most 4096 cookie characters (no spaces, quotes, commas, semicolons or backslashes)'],
+          [{ url, authorization: { type: 'basic', username: 'a:b', password: 'secret-value' } }, 'authorization must be {"type": "basic", "username": ..., "password": ...} (no colon in the username) or {"type": "bearer", "token": ...} (a token68)'],
+          [{ url, authorization: { type: 'digest' } }, 'authorization must be {"type": "basic", "username": ..., "password": ...} (no colon in the username) or {"type": "bearer", "token": ...} (a token68)'],
+          [{ url, injectCss: '' }, 'injectCss must be a non-empty string of at most 100000 characters'],
+          [{ url, injectJs: 5 }, 'injectJs must be a non-empty string of at most 100000 characters'],
+          [{ url, click: '' }, 'click must be a non-empty CSS selector of at most 1024 characters'],
+          [{ url, click: '#1st' }, 'click is not a valid CSS selector: "#1st"'],
+          [{ url, blockResources: ['images', 'images'] }, 'blockResources must be a list of distinct kinds among images, fonts, media, scripts'],
+          [{ url, blockResources: ['stylesheets'] }, 'blockResources must be a list of distinct kinds among images, fonts, media, scripts'],
+          [{ url, blockUrls: ['has space'] }, 'blockUrls must be a list of at most 50 URL patterns of 1 to 1024 characters without spaces'],
+          [{ url, timezone: 'Mars/Olympus' }, 'timezone "Mars/Olympus" is not an IANA time zone (e.g. Europe/Paris)'],
+          [{ url, timezone: 'a b' }, 'timezone must be an IANA time zone, e.g. Europe/Paris'],
+          [{ url, locale: 'french!' }, 'locale must be a BCP 47 language tag, e.g. fr-FR'],
+          [{ url, geolocation: { latitude: 91, longitude: 0 } }, 'geolocation must be {"latitude": -90 to 90, "longitude": -180 to 180} with an optional "accuracy" in metres (0 to 100000)'],
+          [{ url, geolocation: { latitude: 0 } }, 'geolocation must be {"latitude": -90 to 90, "longitude": -180 to 180} with an optional "accuracy" in metres (0 to 100000)'],
+        ];
+        for (const [body, error] of cases) {
+          const response = await api.post(body);
+          expect(response.status, JSON.stringify(body)).to.equal(400);
+          expect(response.body, JSON.stringify(body)).to.deep.equal({ success: false, error });
+          expect(JSON.stringify(response.body)).to.not.include('secret');
+        }
+      });
+
       it('html renders a document of its own; its answer says url about:blank', async () => {
         const response = await api.post({ html: '<body style="margin:0;background:rgb(0,160,0)"><h1>hi</h1></body>', removeAds: false });
         ok(response);
@@ -222,6 +270,85 @@ describe('visit options: html, credentials, injected code, blocking, locale and 
       });
     });
   }
+
+  describe('credentials stay out of logs, error messages and the result cache (self-hosted, disk cache)', () => {
+    let dataDir: string;
+    let cache: ResultCache;
+    let logs: ReturnType<typeof capturedLogger>;
+    let app: ReturnType<typeof createApp>;
+    before(async () => {
+      dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-visit-'));
+      cache = await openDiskCache({ dir: path.join(dataDir, 'result-cache'), maxBytes: 50 * 1024 * 1024 });
+      logs = capturedLogger();
+      app = createApp({ config: testConfig(ENV), renderer, logger: logs.logger, resultCache: cache });
+    });
+    after(() => rmSync(dataDir, { recursive: true, force: true }));
+    const post = (body: object) => request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send(body);
+    const secrets = { ...CREDENTIALS, authorization: { type: 'basic', username: 'ada', password: 'lovelace-secret' } };
+
+    it('a second capture with the same credentials is a hit, and no file of the cache and no log line holds them', async () => {
+      const first = await post({ url: `${target.origin}/whoami`, ...secrets, cacheTtl: 60 });
+      expect(first.status).to.equal(200);
+      expect(first.body.cached).to.equal(false);
+      const second = await post({ url: `${target.origin}/whoami`, ...secrets, cacheTtl: 60 });
+      expect(second.body.cached).to.equal(true);
+      const other = await post({ url: `${target.origin}/whoami`, ...secrets, headers: { 'X-Test': 'another' }, cacheTtl: 60 });
+      expect(other.body.cached, 'other credentials are another entry').to.equal(false);
+      const stored = readdirSync(dataDir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+      expect(stored.length).to.be.greaterThan(0);
+      for (const entry of stored) {
+        const bytes = readFileSync(path.join(entry.parentPath, entry.name));
+        for (const secret of ['header-secret', 'cookie-secret', 'lovelace-secret', Buffer.from('ada:lovelace-secret').toString('base64')]) {
+          expect(bytes.includes(secret), `${entry.name} holds ${secret}`).to.equal(false);
+          expect(entry.name).to.not.include(secret);
+        }
+      }
+      expect(logs.lines.length).to.be.greaterThan(0);
+      expect(logs.lines.join('\n')).to.not.match(/header-secret|cookie-secret|lovelace-secret/);
+    });
+
+    it('a capture that fails says nothing of its credentials', async () => {
+      const response = await post({ url: `http://127.0.0.1:${await closedPort()}/`, ...secrets });
+      expect(response.status).to.equal(500);
+      expect(JSON.stringify(response.body)).to.not.match(/secret/);
+      expect(logs.lines.join('\n')).to.not.match(/header-secret|cookie-secret|lovelace-secret/);
+    });
+  });
+
+  describe('hosted rules: html and a restricted key, credentials and render links', () => {
+    let hosted: HostedHarness;
+    before(async () => {
+      hosted = await startHosted({ renderer, env: ENV });
+    });
+    after(() => hosted.close());
+
+    it('a domain-restricted key cannot capture html (403); an unrestricted site key can', async () => {
+      const site = await hosted.api(hosted.fullKey).post('/api/sites', { allowedDomains: ['127.0.0.1'] });
+      const restricted = await hosted.api(hosted.fullKey).post('/api/keys', { name: 'r', siteId: site.body.id, restrictDomains: true });
+      const refused = await hosted.api(restricted.body.key).post('/api/screenshot', { html: '<p>hi</p>' });
+      expect(refused.status).to.equal(403);
+      expect(refused.body).to.deep.equal({
+        success: false,
+        error: 'html cannot be captured with a domain-restricted key: the document belongs to no domain; use an unrestricted key',
+      });
+      const open = await hosted.api(hosted.fullKey).post('/api/keys', { name: 'o', siteId: site.body.id, restrictDomains: false });
+      const allowed = await hosted.api(open.body.key).post('/api/screenshot', { html: '<p>hi</p>' });
+      expect(allowed.status, JSON.stringify(allowed.body)).to.equal(200);
+    });
+
+    it('a signed render link with credentials is a 400, and one with the other visit options renders', async () => {
+      const site = await hosted.api(hosted.fullKey).post('/api/sites', { allowedDomains: [] });
+      const key = await hosted.api(hosted.fullKey).post('/api/keys', { name: 'links', siteId: site.body.id });
+      const link = (options: [string, string][]) => signRenderLink({ origin: 'http://x', options, keyId: key.body.id, signingSecret: key.body.signingSecret }).slice('http://x'.length);
+      const url = `${target.origin}/whoami`;
+      const refused = await request(hosted.app.callback()).get(link([['url', url], ['authorization.type', 'bearer'], ['authorization.token', 'abc']]));
+      expect(refused.status).to.equal(400);
+      expect(refused.body).to.deep.equal({ success: false, error: CREDENTIALS_IN_LINK });
+      const rendered = await request(hosted.app.callback()).get(link([['url', url], ['locale', 'fr-FR'], ['blockResources', 'images']]));
+      expect(rendered.status, rendered.text).to.equal(200);
+      expect(target.hits.find((hit) => hit.path === '/whoami')!.headers['accept-language']).to.equal('fr-FR');
+    });
+  });
 
   describe('html and injectJs pass the network guard as a URL capture does (loopback not allowlisted)', () => {
     const bed = useGuardBed();
