@@ -18,7 +18,7 @@
  *
  * Image bytes travel raw rather than base64 in JSON: a third smaller, and nothing to decode.
  */
-import { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   BadRequest,
@@ -179,7 +179,8 @@ const captureRequestSchema = {
   },
 } as const;
 
-const validate = new Ajv({ allErrors: true, coerceTypes: false, removeAdditional: false, strict: true }).compile<CaptureRequest>(captureRequestSchema);
+// 2020-12, as the API's: the schemas it shares with the API (pdf's dependentRequired) are in that dialect.
+const validate = new Ajv2020({ allErrors: true, coerceTypes: false, removeAdditional: false, strict: true }).compile<CaptureRequest>(captureRequestSchema);
 
 export function parseCaptureRequest(body: unknown): CaptureRequest {
   const problems = validate(body) ? [...pdfProblems(body), ...htmlProblems(body), ...visitOptionsProblems(body)] : (validate.errors ?? []).map((e) => `${e.instancePath.slice(1) || 'body'} ${e.message ?? 'is invalid'}`);

@@ -115,7 +115,7 @@ const pdfMessages: MessageRule[] = [
       ? `Unknown field: "${[...e.instancePath.slice(1).split('/'), String(e.params.additionalProperty)].join('.')}"`
       : undefined,
   (e: ErrorObject) => (e.instancePath === '/pdf/paper' ? `pdf.paper must be one of ${PAPER_NAMES.join(', ')}` : undefined),
-  (e: ErrorObject) => (e.instancePath === '/pdf' && e.keyword === 'dependencies' ? 'pdf.width and pdf.height go together: give both, or neither' : undefined),
+  (e: ErrorObject) => (e.instancePath === '/pdf' && e.keyword === 'dependentRequired' ? 'pdf.width and pdf.height go together: give both, or neither' : undefined),
   (e: ErrorObject) => (e.instancePath === '/pdf' && e.keyword === 'not' ? 'pdf.paper cannot be combined with pdf.width and pdf.height: name a paper or give its size' : undefined),
   (e: ErrorObject) =>
     PDF_LENGTH.test(e.instancePath) ? `${e.instancePath.slice(1).replaceAll('/', '.')} must be a length with a unit: px, in, cm or mm (e.g. "210mm")` : undefined,

@@ -64,6 +64,7 @@ export const visitOptionsProperties = {
   userAgent: { type: 'string', minLength: 1, maxLength: MAX_USER_AGENT_LENGTH, pattern: FIELD_TEXT, description: "Replaces the profile's User-Agent (header and navigator.userAgent)." },
   headers: {
     type: 'object',
+    writeOnly: true,
     maxProperties: MAX_HEADERS,
     propertyNames: { pattern: TOKEN, maxLength: 256 },
     additionalProperties: { type: 'string', maxLength: MAX_HEADER_VALUE_LENGTH, pattern: FIELD_TEXT },
@@ -71,6 +72,7 @@ export const visitOptionsProperties = {
   },
   cookies: {
     type: 'array',
+    writeOnly: true,
     maxItems: MAX_COOKIES,
     items: {
       type: 'object',
@@ -82,6 +84,7 @@ export const visitOptionsProperties = {
   },
   authorization: {
     type: 'object',
+    writeOnly: true,
     required: ['type'],
     properties: { type: { type: 'string', enum: ['basic', 'bearer'] } },
     oneOf: [
