@@ -17,6 +17,13 @@ import { signRenderLink } from '../../../lib/render-links.ts';
 import { capturedLogger } from '../../support/captured-logger.ts';
 import { closedPort } from '../../support/fixture-server.ts';
 import { startHosted, type HostedHarness } from './hosted/support.ts';
+import { openSqliteStore } from '../../../lib/store/sqlite.ts';
+import type { Store } from '../../../lib/store/store.ts';
+import { createCaptureJobs, type CaptureJobs } from '../../../services/api/src/captures/service.ts';
+import { createNetworkGuard } from '../../../services/renderer/src/guard/network-guard.ts';
+import { eventually } from '../../support/eventually.ts';
+import { silentLogger } from '../../support/harness.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.ts';
 
 /**
  * The visit options (docs/capture-options.md) in real Chromium, through both capture routes,
@@ -312,6 +319,49 @@ describe('visit options: html, credentials, injected code, blocking, locale and 
       expect(response.status).to.equal(500);
       expect(JSON.stringify(response.body)).to.not.match(/secret/);
       expect(logs.lines.join('\n')).to.not.match(/header-secret|cookie-secret|lovelace-secret/);
+    });
+  });
+
+  describe('asynchronous captures (self-hosted POST /captures): the options go through; the status and the webhook carry no credential', () => {
+    let dataDir: string;
+    let store: Store;
+    let captures: CaptureJobs;
+    let receiver: WebhookReceiver;
+    let api: ReturnType<typeof request>;
+    const SIGNING = 'c'.repeat(32);
+    before(async () => {
+      dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-visit-async-'));
+      store = openSqliteStore({ dataDir });
+      receiver = await startWebhookReceiver();
+      const config = testConfig({ ...ENV, DATA_DIR: dataDir, JOB_POLL_INTERVAL_MS: '50', WEBHOOK_SIGNING_SECRET: SIGNING });
+      captures = createCaptureJobs({ store, renderer, config: config.captures, logger: silentLogger, guard: createNetworkGuard(config.renderer.networkAllowlist) });
+      captures.runner.start();
+      api = request(createApp({ config, renderer, logger: silentLogger, captures }).callback());
+    });
+    after(async () => {
+      await captures.runner.stop(1000);
+      await store.close();
+      await receiver.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('renders with the credentials and locale, and neither the status nor the webhook holds a credential', async () => {
+      const submitted = await api
+        .post('/captures')
+        .set('Content-Type', 'application/json')
+        .send({ url: `${target.origin}/whoami`, ...CREDENTIALS, authorization: { type: 'bearer', token: 'bearer-secret' }, locale: 'fr-FR', webhookUrl: receiver.url });
+      expect(submitted.status, JSON.stringify(submitted.body)).to.equal(202);
+      await eventually('the webhook arrives', () => receiver.deliveries.length === 1, 30_000);
+      const status = await api.get(`/captures/${submitted.body.id}`);
+      expect(status.body).to.deep.include({ status: 'succeeded' });
+      expect(target.hits.find((hit) => hit.path === '/whoami')!.headers).to.include({ 'x-test': 'header-secret', authorization: 'Bearer bearer-secret', 'accept-language': 'fr-FR' });
+      for (const text of [JSON.stringify(status.body), receiver.deliveries[0]!.body]) expect(text).to.not.match(/header-secret|cookie-secret|bearer-secret/);
+    });
+
+    it('checks the options as the synchronous route does: a forbidden header is a 400', async () => {
+      const response = await api.post('/captures').set('Content-Type', 'application/json').send({ url: `${target.origin}/whoami`, headers: { Authorization: 'x' } });
+      expect(response.status).to.equal(400);
+      expect(response.body).to.deep.equal({ success: false, error: 'headers cannot set "Authorization": use authorization' });
     });
   });
 
