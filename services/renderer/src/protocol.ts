@@ -191,7 +191,8 @@ export function parseCaptureRequest(body: unknown): CaptureRequest {
 /** A capture loads its url or renders its html, never both; credentials need the url's origin. */
 function htmlProblems(request: CaptureRequest): string[] {
   if ((request.html !== undefined) !== (request.url === HTML_DOCUMENT_URL)) return [`url must be ${HTML_DOCUMENT_URL} with html, and only then`];
-  return request.html !== undefined && hasCredentials(request) ? ['credentials do not apply to html'] : [];
+  if (request.html === undefined) return [];
+  return [...(hasCredentials(request) ? ['credentials do not apply to html'] : []), ...(request.geolocation ? ['geolocation does not apply to html'] : [])];
 }
 
 /** The API refuses these first (capture-options.ts); the renderer holds to them on its own. */

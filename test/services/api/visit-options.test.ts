@@ -239,6 +239,7 @@ describe('visit options: html, credentials, injected code, blocking, locale and 
           [{ quality: 'high' }, 'URL is required'],
           [{ url, html: '<p>' }, 'url and html cannot be combined: give one'],
           [{ html: '<p>', headers: { 'X-A': 'b' } }, "headers, cookies and authorization go only to the page's own origin, and an html document has none: capture its URL instead"],
+          [{ html: '<p>', geolocation: { latitude: 1, longitude: 2 } }, 'geolocation does not apply to html: an html document is not a secure context, and browsers give positions only to those'],
           [{ html: '' }, 'html must be a non-empty HTML document of at most 1000000 bytes'],
           [{ url, userAgent: 'a\nb' }, 'userAgent must be 1 to 512 characters without line breaks'],
           [{ url, headers: { 'X A': 'secret-value' } }, 'headers must be an object of at most 50 header names (HTTP tokens) to strings of at most 4096 characters without line breaks'],

@@ -93,6 +93,7 @@ export const captureOptionsRules = {
         ],
       },
     },
+    { not: { type: 'object', required: ['html', 'geolocation'], properties: { html: true, geolocation: true } } },
   ],
 } as const;
 
@@ -104,6 +105,7 @@ const PDF_SELECTOR_RULE = '#/allOf/4/';
 const URL_OR_HTML_RULE = '#/allOf/5/';
 const URL_AND_HTML_RULE = '#/allOf/6/';
 const HTML_CREDENTIALS_RULE = '#/allOf/7/';
+const HTML_GEOLOCATION_RULE = '#/allOf/8/';
 
 const PDF_LENGTH = /^\/pdf\/(width|height|margin\/(top|right|bottom|left))$/;
 
@@ -171,6 +173,10 @@ export const captureOptionsMessages: MessageRule[] = [
   (e: ErrorObject) =>
     e.schemaPath.startsWith(HTML_CREDENTIALS_RULE)
       ? "headers, cookies and authorization go only to the page's own origin, and an html document has none: capture its URL instead"
+      : undefined,
+  (e: ErrorObject) =>
+    e.schemaPath.startsWith(HTML_GEOLOCATION_RULE)
+      ? 'geolocation does not apply to html: an html document is not a secure context, and browsers give positions only to those'
       : undefined,
   ...visitMessages,
   (e: ErrorObject) => (e.instancePath === '/format' ? `format must be one of ${CAPTURE_FORMATS.join(', ')}` : undefined),
