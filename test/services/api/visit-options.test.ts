@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import type { Renderer } from '../../../services/renderer/src/renderer.ts';
-import { captureVariants, type CaptureClient } from '../../support/capture-variants.ts';
+import { describeEachVariant, expectOk } from '../../support/capture-variants.ts';
 import { decodeDataUri, startRenderer, testConfig } from '../../support/harness.ts';
 import { useGuardBed } from '../../support/guard-bed.ts';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -150,134 +150,127 @@ describe('visit options: html, credentials, injected code, blocking, locale and 
     target.reports.length = 0;
   });
 
-  for (const variant of captureVariants(ENV)) {
-    describe(variant.name, () => {
-      let api: CaptureClient;
-      before(async () => {
-        api = await variant.start(renderer);
-      });
-      after(() => api.close());
-      const ok = (response: request.Response) => expect(response.status, JSON.stringify(response.body).slice(0, 300)).to.equal(200);
+  describeEachVariant(ENV, () => renderer, (api) => {
+    const ok = expectOk;
 
-      it('headers, cookies and locale reach the page\'s own origin, and none of the credentials the third party it loads', async () => {
-        ok(await api.post({ url: `${target.origin}/whoami`, ...CREDENTIALS, locale: 'fr-FR' }));
-        const page = target.hits.find((hit) => hit.path === '/whoami')!;
-        expect(page.headers).to.include({ 'x-test': 'header-secret', cookie: 'session=cookie-secret', 'accept-language': 'fr-FR' });
-        const pixel = third.hits.find((hit) => hit.path === '/pixel.png');
-        expect(pixel, 'the third-party picture was requested').to.not.equal(undefined);
-        expect(pixel!.headers).to.not.have.any.keys('x-test', 'cookie', 'authorization');
-      });
-
-      it('a redirect to another origin carries none of the credentials', async () => {
-        ok(await api.post({ url: `${target.origin}/away`, ...CREDENTIALS, authorization: { type: 'bearer', token: 'bearer-secret' } }));
-        expect(target.hits.find((hit) => hit.path === '/away')!.headers).to.include({ 'x-test': 'header-secret', authorization: 'Bearer bearer-secret' });
-        const landing = third.hits.find((hit) => hit.path === '/landing');
-        expect(landing, 'the redirect was followed').to.not.equal(undefined);
-        expect(landing!.headers).to.not.have.any.keys('x-test', 'cookie', 'authorization');
-      });
-
-      it('basic authorization opens a page behind basic auth, which Chromium refuses without it', async () => {
-        const without = await api.post({ url: `${target.origin}/private`, removeAds: false });
-        expect(without.status).to.equal(500);
-        expect(without.body.error).to.equal('Screenshot generation failed: net::ERR_INVALID_AUTH_CREDENTIALS');
-        const withAuth = await api.post({ url: `${target.origin}/private`, removeAds: false, authorization: { type: 'basic', username: 'ada', password: 'lovelace' } });
-        ok(withAuth);
-        expect(near(colourAt(withAuth.body, 640, 360), GREEN), colourAt(withAuth.body, 640, 360).join(',')).to.equal(true);
-      });
-
-      it('click shows what appears only after a click', async () => {
-        const clicked = await api.post({ url: `${target.origin}/click`, removeAds: false, click: '#show' });
-        ok(clicked);
-        expect(near(colourAt(clicked.body, 640, 360), GREEN), colourAt(clicked.body, 640, 360).join(',')).to.equal(true);
-        const unclicked = await api.post({ url: `${target.origin}/click`, removeAds: false });
-        expect(near(colourAt(unclicked.body, 640, 360), RED)).to.equal(true);
-      });
-
-      it('injectCss and injectJs change the page before the picture', async () => {
-        const css = await api.post({ url: `${target.origin}/click`, removeAds: false, injectCss: 'body { background: rgb(0, 160, 0) !important }' });
-        ok(css);
-        expect(near(colourAt(css.body, 640, 360), GREEN)).to.equal(true);
-        const js = await api.post({ url: `${target.origin}/click`, removeAds: false, injectJs: 'await new Promise((r) => setTimeout(r, 50)); document.body.className = "ok";' });
-        ok(js);
-        expect(near(colourAt(js.body, 640, 360), GREEN)).to.equal(true);
-      });
-
-      it('blockResources keeps images and fonts from loading, blockUrls the scripts it names, and the rest loads', async () => {
-        ok(await api.post({ url: `${target.origin}/blocked`, blockResources: ['images', 'fonts'], blockUrls: [`${target.origin}/tracker.js*`] }));
-        const paths = target.hits.map((hit) => hit.path);
-        expect(paths).to.include.members(['/blocked', '/app.js']);
-        expect(paths).to.not.include.members(['/picture.png']);
-        expect(paths).to.not.include('/font.woff2');
-        expect(paths).to.not.include('/tracker.js');
-      });
-
-      it('timezone, locale, userAgent and geolocation are what the page reads', async () => {
-        ok(
-          await api.post({
-            url: `${target.origin}/where`,
-            waitForSelector: '#done',
-            timezone: 'Asia/Tokyo',
-            locale: 'de-CH',
-            userAgent: 'ViewfinderTest/1.0',
-            geolocation: { latitude: 48.8584, longitude: 2.2945, accuracy: 25 },
-          }),
-        );
-        expect(target.reports).to.have.length(1);
-        expect(target.reports[0]).to.deep.include({ tz: 'Asia/Tokyo', lang: 'de-CH', intl: 'de-CH', ua: 'ViewfinderTest/1.0', lat: '48.8584', lon: '2.2945', acc: '25' });
-      });
-
-      it('an injected script that never ends is ended by the capture deadline: 408', async () => {
-        const response = await api.post({ url: `${target.origin}/click`, injectJs: 'while (true) {}' });
-        expect(response.status).to.equal(408);
-        expect(response.body).to.deep.include({ success: false });
-      });
-
-      it('each option\'s bad inputs answer 400 in the usual shape, naming the field and never the value', async () => {
-        const url = `${target.origin}/whoami`;
-        const cases: [Record<string, unknown>, string][] = [
-          [{}, 'URL is required'],
-          [{ quality: 'high' }, 'URL is required'],
-          [{ url, html: '<p>' }, 'url and html cannot be combined: give one'],
-          [{ html: '<p>', headers: { 'X-A': 'b' } }, "headers, cookies and authorization go only to the page's own origin, and an html document has none: capture its URL instead"],
-          [{ html: '<p>', geolocation: { latitude: 1, longitude: 2 } }, 'geolocation does not apply to html: an html document is not a secure context, and browsers give positions only to those'],
-          [{ html: '' }, 'html must be a non-empty HTML document of at most 1000000 bytes'],
-          [{ url, userAgent: 'a\nb' }, 'userAgent must be 1 to 512 characters without line breaks'],
-          [{ url, headers: { 'X A': 'secret-value' } }, 'headers must be an object of at most 50 header names (HTTP tokens) to strings of at most 4096 characters without line breaks'],
-          [{ url, headers: { 'X-A': 'secret\r\nvalue' } }, 'headers must be an object of at most 50 header names (HTTP tokens) to strings of at most 4096 characters without line breaks'],
-          [{ url, headers: { Cookie: 'secret-value' } }, 'headers cannot set "Cookie": use cookies'],
-          [{ url, headers: { Host: 'evil' } }, 'headers cannot set "Host": the browser sets it'],
-          [{ url, cookies: [{ name: 'a', value: 'secret; value' }] }, 'cookies must be a list of at most 50 {"name", "value"} objects: names are HTTP tokens, values at most 4096 cookie characters (no spaces, quotes, commas, semicolons or backslashes)'],
-          [{ url, authorization: { type: 'basic', username: 'a:b', password: 'secret-value' } }, 'authorization must be {"type": "basic", "username": ..., "password": ...} (no colon in the username) or {"type": "bearer", "token": ...} (a token68)'],
-          [{ url, authorization: { type: 'digest' } }, 'authorization must be {"type": "basic", "username": ..., "password": ...} (no colon in the username) or {"type": "bearer", "token": ...} (a token68)'],
-          [{ url, injectCss: '' }, 'injectCss must be a non-empty string of at most 100000 characters'],
-          [{ url, injectJs: 5 }, 'injectJs must be a non-empty string of at most 100000 characters'],
-          [{ url, click: '' }, 'click must be a non-empty CSS selector of at most 1024 characters'],
-          [{ url, click: '#1st' }, 'click is not a valid CSS selector: "#1st"'],
-          [{ url, blockResources: ['images', 'images'] }, 'blockResources must be a list of distinct kinds among images, fonts, media, scripts'],
-          [{ url, blockResources: ['stylesheets'] }, 'blockResources must be a list of distinct kinds among images, fonts, media, scripts'],
-          [{ url, blockUrls: ['has space'] }, 'blockUrls must be a list of at most 50 URL patterns of 1 to 1024 characters without spaces'],
-          [{ url, timezone: 'Mars/Olympus' }, 'timezone "Mars/Olympus" is not an IANA time zone (e.g. Europe/Paris)'],
-          [{ url, timezone: 'a b' }, 'timezone must be an IANA time zone, e.g. Europe/Paris'],
-          [{ url, locale: 'french!' }, 'locale must be a BCP 47 language tag, e.g. fr-FR'],
-          [{ url, geolocation: { latitude: 91, longitude: 0 } }, 'geolocation must be {"latitude": -90 to 90, "longitude": -180 to 180} with an optional "accuracy" in metres (0 to 100000)'],
-          [{ url, geolocation: { latitude: 0 } }, 'geolocation must be {"latitude": -90 to 90, "longitude": -180 to 180} with an optional "accuracy" in metres (0 to 100000)'],
-        ];
-        for (const [body, error] of cases) {
-          const response = await api.post(body);
-          expect(response.status, JSON.stringify(body)).to.equal(400);
-          expect(response.body, JSON.stringify(body)).to.deep.equal({ success: false, error });
-          expect(JSON.stringify(response.body)).to.not.include('secret');
-        }
-      });
-
-      it('html renders a document of its own; its answer says url about:blank', async () => {
-        const response = await api.post({ html: '<body style="margin:0;background:rgb(0,160,0)"><h1>hi</h1></body>', removeAds: false });
-        ok(response);
-        expect(response.body.url).to.equal('about:blank');
-        expect(near(colourAt(response.body, 640, 360), GREEN)).to.equal(true);
-      });
+    it('headers, cookies and locale reach the page\'s own origin, and none of the credentials the third party it loads', async () => {
+      ok(await api.post({ url: `${target.origin}/whoami`, ...CREDENTIALS, locale: 'fr-FR' }));
+      const page = target.hits.find((hit) => hit.path === '/whoami')!;
+      expect(page.headers).to.include({ 'x-test': 'header-secret', cookie: 'session=cookie-secret', 'accept-language': 'fr-FR' });
+      const pixel = third.hits.find((hit) => hit.path === '/pixel.png');
+      expect(pixel, 'the third-party picture was requested').to.not.equal(undefined);
+      expect(pixel!.headers).to.not.have.any.keys('x-test', 'cookie', 'authorization');
     });
-  }
+
+    it('a redirect to another origin carries none of the credentials', async () => {
+      ok(await api.post({ url: `${target.origin}/away`, ...CREDENTIALS, authorization: { type: 'bearer', token: 'bearer-secret' } }));
+      expect(target.hits.find((hit) => hit.path === '/away')!.headers).to.include({ 'x-test': 'header-secret', authorization: 'Bearer bearer-secret' });
+      const landing = third.hits.find((hit) => hit.path === '/landing');
+      expect(landing, 'the redirect was followed').to.not.equal(undefined);
+      expect(landing!.headers).to.not.have.any.keys('x-test', 'cookie', 'authorization');
+    });
+
+    it('basic authorization opens a page behind basic auth, which Chromium refuses without it', async () => {
+      const without = await api.post({ url: `${target.origin}/private`, removeAds: false });
+      expect(without.status).to.equal(500);
+      expect(without.body.error).to.equal('Screenshot generation failed: net::ERR_INVALID_AUTH_CREDENTIALS');
+      const withAuth = await api.post({ url: `${target.origin}/private`, removeAds: false, authorization: { type: 'basic', username: 'ada', password: 'lovelace' } });
+      ok(withAuth);
+      expect(near(colourAt(withAuth.body, 640, 360), GREEN), colourAt(withAuth.body, 640, 360).join(',')).to.equal(true);
+    });
+
+    it('click shows what appears only after a click', async () => {
+      const clicked = await api.post({ url: `${target.origin}/click`, removeAds: false, click: '#show' });
+      ok(clicked);
+      expect(near(colourAt(clicked.body, 640, 360), GREEN), colourAt(clicked.body, 640, 360).join(',')).to.equal(true);
+      const unclicked = await api.post({ url: `${target.origin}/click`, removeAds: false });
+      expect(near(colourAt(unclicked.body, 640, 360), RED)).to.equal(true);
+    });
+
+    it('injectCss and injectJs change the page before the picture', async () => {
+      const css = await api.post({ url: `${target.origin}/click`, removeAds: false, injectCss: 'body { background: rgb(0, 160, 0) !important }' });
+      ok(css);
+      expect(near(colourAt(css.body, 640, 360), GREEN)).to.equal(true);
+      const js = await api.post({ url: `${target.origin}/click`, removeAds: false, injectJs: 'await new Promise((r) => setTimeout(r, 50)); document.body.className = "ok";' });
+      ok(js);
+      expect(near(colourAt(js.body, 640, 360), GREEN)).to.equal(true);
+    });
+
+    it('blockResources keeps images and fonts from loading, blockUrls the scripts it names, and the rest loads', async () => {
+      ok(await api.post({ url: `${target.origin}/blocked`, blockResources: ['images', 'fonts'], blockUrls: [`${target.origin}/tracker.js*`] }));
+      const paths = target.hits.map((hit) => hit.path);
+      expect(paths).to.include.members(['/blocked', '/app.js']);
+      expect(paths).to.not.include.members(['/picture.png']);
+      expect(paths).to.not.include('/font.woff2');
+      expect(paths).to.not.include('/tracker.js');
+    });
+
+    it('timezone, locale, userAgent and geolocation are what the page reads', async () => {
+      ok(
+        await api.post({
+          url: `${target.origin}/where`,
+          waitForSelector: '#done',
+          timezone: 'Asia/Tokyo',
+          locale: 'de-CH',
+          userAgent: 'ViewfinderTest/1.0',
+          geolocation: { latitude: 48.8584, longitude: 2.2945, accuracy: 25 },
+        }),
+      );
+      expect(target.reports).to.have.length(1);
+      expect(target.reports[0]).to.deep.include({ tz: 'Asia/Tokyo', lang: 'de-CH', intl: 'de-CH', ua: 'ViewfinderTest/1.0', lat: '48.8584', lon: '2.2945', acc: '25' });
+    });
+
+    it('an injected script that never ends is ended by the capture deadline: 408', async () => {
+      const response = await api.post({ url: `${target.origin}/click`, injectJs: 'while (true) {}' });
+      expect(response.status).to.equal(408);
+      expect(response.body).to.deep.include({ success: false });
+    });
+
+    it('each option\'s bad inputs answer 400 in the usual shape, naming the field and never the value', async () => {
+      const url = `${target.origin}/whoami`;
+      const cases: [Record<string, unknown>, string][] = [
+        [{}, 'URL is required'],
+        [{ quality: 'high' }, 'URL is required'],
+        [{ url, html: '<p>' }, 'url and html cannot be combined: give one'],
+        [{ html: '<p>', headers: { 'X-A': 'b' } }, "headers, cookies and authorization go only to the page's own origin, and an html document has none: capture its URL instead"],
+        [{ html: '<p>', geolocation: { latitude: 1, longitude: 2 } }, 'geolocation does not apply to html: an html document is not a secure context, and browsers give positions only to those'],
+        [{ html: '' }, 'html must be a non-empty HTML document of at most 1000000 bytes'],
+        [{ url, userAgent: 'a\nb' }, 'userAgent must be 1 to 512 characters without line breaks'],
+        [{ url, headers: { 'X A': 'secret-value' } }, 'headers must be an object of at most 50 header names (HTTP tokens) to strings of at most 4096 characters without line breaks'],
+        [{ url, headers: { 'X-A': 'secret\r\nvalue' } }, 'headers must be an object of at most 50 header names (HTTP tokens) to strings of at most 4096 characters without line breaks'],
+        [{ url, headers: { Cookie: 'secret-value' } }, 'headers cannot set "Cookie": use cookies'],
+        [{ url, headers: { Host: 'evil' } }, 'headers cannot set "Host": the browser sets it'],
+        [{ url, cookies: [{ name: 'a', value: 'secret; value' }] }, 'cookies must be a list of at most 50 {"name", "value"} objects: names are HTTP tokens, values at most 4096 cookie characters (no spaces, quotes, commas, semicolons or backslashes)'],
+        [{ url, authorization: { type: 'basic', username: 'a:b', password: 'secret-value' } }, 'authorization must be {"type": "basic", "username": ..., "password": ...} (no colon in the username) or {"type": "bearer", "token": ...} (a token68)'],
+        [{ url, authorization: { type: 'digest' } }, 'authorization must be {"type": "basic", "username": ..., "password": ...} (no colon in the username) or {"type": "bearer", "token": ...} (a token68)'],
+        [{ url, injectCss: '' }, 'injectCss must be a non-empty string of at most 100000 characters'],
+        [{ url, injectJs: 5 }, 'injectJs must be a non-empty string of at most 100000 characters'],
+        [{ url, click: '' }, 'click must be a non-empty CSS selector of at most 1024 characters'],
+        [{ url, click: '#1st' }, 'click is not a valid CSS selector: "#1st"'],
+        [{ url, blockResources: ['images', 'images'] }, 'blockResources must be a list of distinct kinds among images, fonts, media, scripts'],
+        [{ url, blockResources: ['stylesheets'] }, 'blockResources must be a list of distinct kinds among images, fonts, media, scripts'],
+        [{ url, blockUrls: ['has space'] }, 'blockUrls must be a list of at most 50 URL patterns of 1 to 1024 characters without spaces'],
+        [{ url, timezone: 'Mars/Olympus' }, 'timezone "Mars/Olympus" is not an IANA time zone (e.g. Europe/Paris)'],
+        [{ url, timezone: 'a b' }, 'timezone must be an IANA time zone, e.g. Europe/Paris'],
+        [{ url, locale: 'french!' }, 'locale must be a BCP 47 language tag, e.g. fr-FR'],
+        [{ url, geolocation: { latitude: 91, longitude: 0 } }, 'geolocation must be {"latitude": -90 to 90, "longitude": -180 to 180} with an optional "accuracy" in metres (0 to 100000)'],
+        [{ url, geolocation: { latitude: 0 } }, 'geolocation must be {"latitude": -90 to 90, "longitude": -180 to 180} with an optional "accuracy" in metres (0 to 100000)'],
+      ];
+      for (const [body, error] of cases) {
+        const response = await api.post(body);
+        expect(response.status, JSON.stringify(body)).to.equal(400);
+        expect(response.body, JSON.stringify(body)).to.deep.equal({ success: false, error });
+        expect(JSON.stringify(response.body)).to.not.include('secret');
+      }
+    });
+
+    it('html renders a document of its own; its answer says url about:blank', async () => {
+      const response = await api.post({ html: '<body style="margin:0;background:rgb(0,160,0)"><h1>hi</h1></body>', removeAds: false });
+      ok(response);
+      expect(response.body.url).to.equal('about:blank');
+      expect(near(colourAt(response.body, 640, 360), GREEN)).to.equal(true);
+    });
+  });
 
   describe('credentials stay out of logs, error messages and the result cache (self-hosted, disk cache)', () => {
     let dataDir: string;
