@@ -24,6 +24,8 @@ import { createNetworkGuard } from '../../../services/renderer/src/guard/network
 import { eventually } from '../../support/eventually.ts';
 import { silentLogger } from '../../support/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.ts';
+import { startRendererService, type RendererService } from '../../support/renderer-service.ts';
+import { createRemoteRenderer } from '../../../services/api/src/remote-renderer.ts';
 
 /**
  * The visit options (docs/capture-options.md) in real Chromium, through both capture routes,
@@ -313,6 +315,31 @@ describe('visit options: html, credentials, injected code, blocking, locale and 
       expect(response.status).to.equal(500);
       expect(JSON.stringify(response.body)).to.not.match(/secret/);
       expect(logs.lines.join('\n')).to.not.match(/header-secret|cookie-secret|lovelace-secret/);
+    });
+  });
+
+  describe('through the renderer service (RENDERER_URL): the options cross the wire', () => {
+    let service: RendererService;
+    let remote: Renderer;
+    before(async () => {
+      service = await startRendererService(renderer);
+      const config = testConfig({ ...ENV, RENDERER_URL: service.url });
+      remote = await createRemoteRenderer(config.remoteRenderer!, silentLogger);
+    });
+    after(async () => {
+      await remote.close();
+      await service.close();
+    });
+
+    it('a capture with credentials, locale and html over HTTP gets what an in-process one gets', async () => {
+      const app = createApp({ config: testConfig({ ...ENV, RENDERER_URL: service.url }), renderer: remote, logger: silentLogger });
+      const post = (body: object) => request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send(body);
+      expectOk(await post({ url: `${target.origin}/whoami`, ...CREDENTIALS, locale: 'fr-FR', blockResources: ['images'] }));
+      expect(target.hits.find((hit) => hit.path === '/whoami')!.headers).to.include({ 'x-test': 'header-secret', cookie: 'session=cookie-secret', 'accept-language': 'fr-FR' });
+      expect(third.hits.map((hit) => hit.path), 'the picture is blocked').to.not.include('/pixel.png');
+      const html = await post({ html: '<body style="margin:0;background:rgb(0,160,0)"></body>', removeAds: false });
+      expectOk(html);
+      expect(near(colourAt(html.body, 640, 360), GREEN)).to.equal(true);
     });
   });
 
