@@ -202,7 +202,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
         // Checked before queueing, so a blocked URL gets its precise error and never takes a slot.
         // An html document has no URL to check; everything it loads goes through the proxy's guard.
         if (request.html === undefined) await guard.checkUrl(request.url);
-        if (request.allowedDomains) checkUrlInScope(request.url, request.allowedDomains, request.html);
+        if (request.allowedDomains) checkUrlInScope(request.url, request.allowedDomains, request);
         const slot = await admission.acquire(abort.signal);
         const started = performance.now();
         const data: CaptureJob = { request, signal: abort.signal };

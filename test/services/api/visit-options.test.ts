@@ -393,7 +393,7 @@ describe('visit options: html, credentials, injected code, blocking, locale and 
     });
     after(() => hosted.close());
 
-    it('a domain-restricted key cannot capture html (403); an unrestricted site key can', async () => {
+    it('a domain-restricted key cannot capture html nor run injectJs (403), may inject CSS; an unrestricted site key may capture html', async () => {
       const site = await hosted.api(hosted.fullKey).post('/api/sites', { allowedDomains: ['127.0.0.1'] });
       const restricted = await hosted.api(hosted.fullKey).post('/api/keys', { name: 'r', siteId: site.body.id, restrictDomains: true });
       const refused = await hosted.api(restricted.body.key).post('/api/screenshot', { html: '<p>hi</p>' });
@@ -402,6 +402,11 @@ describe('visit options: html, credentials, injected code, blocking, locale and 
         success: false,
         error: 'html cannot be captured with a domain-restricted key: the document belongs to no domain; use an unrestricted key',
       });
+      const script = await hosted.api(restricted.body.key).post('/api/screenshot', { url: `${target.origin}/click`, injectJs: 'document.body.innerHTML = "<iframe src=https://example.com>"' });
+      expect(script.status).to.equal(403);
+      expect(script.body.error).to.equal('injectJs cannot be used with a domain-restricted key: a script can make the page show any site; use an unrestricted key');
+      const css = await hosted.api(restricted.body.key).post('/api/screenshot', { url: `${target.origin}/click`, injectCss: 'button { display: none }', removeAds: false });
+      expect(css.status, 'injectCss only restyles the allowed page').to.equal(200);
       const open = await hosted.api(hosted.fullKey).post('/api/keys', { name: 'o', siteId: site.body.id, restrictDomains: false });
       const allowed = await hosted.api(open.body.key).post('/api/screenshot', { html: '<p>hi</p>' });
       expect(allowed.status, JSON.stringify(allowed.body)).to.equal(200);

@@ -21,6 +21,7 @@ import {
 } from './api-schema.ts';
 import { checkSchedule, nextRunAfter } from './schedule.ts';
 import { visitOptionsProblems } from '../../../renderer/src/capture/visit-options.ts';
+import { restrictedOptionRefusal } from '../../../renderer/src/guard/domain-scope.ts';
 import type { MonitorService } from './service.ts';
 
 type CreateBody = Partial<Omit<MonitorSpec, 'compare' | 'siteId'>> & { name: string; schedule: string; pages: MonitorPage[]; siteId?: string; compare?: Partial<MonitorSpec['compare']> };
@@ -127,6 +128,9 @@ function checkPages(pages: MonitorPage[], site: Site | null): void {
     const problems = visitOptionsProblems({ ...page, ...page.credentials });
     if (problems.length > 0) throw new BadRequest(problems.map((problem) => `pages[${index}]: ${problem}`).join('; '));
     if (site) {
+      // A site's domains hold for its monitors as for a restricted key (the renderer refuses it too).
+      const refusal = restrictedOptionRefusal(page, { by: "a site's allowed domains", wayOut: 'leave siteId out' });
+      if (refusal) throw new BadRequest(`pages[${index}]: ${refusal}`);
       const host = hostOfUrl(page.url);
       if (host === undefined || !hostMatches(host, site.allowedDomains)) {
         throw new BadRequest(`pages[${index}].url: ${host ?? 'this host'} is not among the allowed domains of site ${site.id}`);

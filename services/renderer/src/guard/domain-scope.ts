@@ -26,12 +26,25 @@ export interface DomainScope {
   stop(): void;
 }
 
-/** html belongs to no domain: under a restriction it could show any site (an iframe, a copy). */
-export const HTML_REFUSAL = 'html cannot be captured with a domain-restricted key: the document belongs to no domain; use an unrestricted key';
+/**
+ * What a restricted key may not send: content of the client's own in place of the allowed site's.
+ * html belongs to no domain, and a script can rewrite an allowed page into any other (an iframe of
+ * any site fills it): either would let a key exposed in a web page capture anything.
+ */
+export function restrictedOptionRefusal(
+  request: { html?: string; injectJs?: string },
+  restriction = { by: 'a domain-restricted key', wayOut: 'use an unrestricted key' },
+): string | undefined {
+  const { by, wayOut } = restriction;
+  if (request.html !== undefined) return `html cannot be captured with ${by}: the document belongs to no domain; ${wayOut}`;
+  if (request.injectJs !== undefined) return `injectJs cannot be used with ${by}: a script can make the page show any site; ${wayOut}`;
+  return undefined;
+}
 
 /** Throws when `url` itself is outside the domains; the renderer's own check before it navigates. */
-export function checkUrlInScope(url: string, allowedDomains: readonly string[], html?: string): void {
-  if (html !== undefined) throw new Forbidden(HTML_REFUSAL);
+export function checkUrlInScope(url: string, allowedDomains: readonly string[], options: { html?: string; injectJs?: string } = {}): void {
+  const refusal = restrictedOptionRefusal(options);
+  if (refusal) throw new Forbidden(refusal);
   const host = hostOfUrl(url);
   if (host === undefined || !hostMatches(host, allowedDomains)) throw new Forbidden(domainRefusal(host));
 }

@@ -127,6 +127,10 @@ describe('/api/monitors (hosted, real Chromium)', function () {
     const refused = await api().post('/api/monitors', body({ name: 'bad', pages: [{ ...page, credentials: { headers: { Host: 'x' } } }] }));
     expect(refused.status).to.equal(400);
     expect(refused.body.error).to.equal('pages[0]: headers cannot set "Host": the browser sets it');
+    const site = await api().post('/api/sites', { allowedDomains: ['127.0.0.1'] });
+    const scripted = await api().post('/api/monitors', body({ name: 'scripted', siteId: site.body.id, pages: [{ ...page, injectJs: 'document.body.innerHTML = ""' }] }));
+    expect(scripted.status).to.equal(400);
+    expect(scripted.body.error).to.equal("pages[0]: injectJs cannot be used with a site's allowed domains: a script can make the page show any site; leave siteId out");
   });
 
   it('runs now, lists the runs, serves the pictures, accepts a baseline, and deletes everything', async () => {

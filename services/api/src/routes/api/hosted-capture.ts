@@ -3,7 +3,7 @@ import { domainRefusal, hostMatches, hostOfUrl, isDomainRefusal } from '../../..
 import { BadRequest, Forbidden, NotFound, Unauthorized } from '../../../../../lib/errors.ts';
 import type { ApiKey, Site, Store } from '../../../../../lib/store/store.ts';
 import type { CaptureFormat } from '../../../../renderer/src/capture/image-formats.ts';
-import { HTML_REFUSAL } from '../../../../renderer/src/guard/domain-scope.ts';
+import { restrictedOptionRefusal } from '../../../../renderer/src/guard/domain-scope.ts';
 import type { Principal } from '../../auth/hosted-key.ts';
 import { recordAuthFailure } from '../../metrics.ts';
 import { captureScreenshot, toCaptureRequest, type ScreenshotBody } from '../screenshot.ts';
@@ -45,13 +45,14 @@ export async function resolveSite(store: Store, key: ApiKey, siteId: string | un
 
 /**
  * SPEC 2.6: a restricted key captures only its site's allowed domains, read now, and their
- * subdomains; and no html, which belongs to no domain and could show any site.
+ * subdomains; and neither html nor injectJs, which could show any site (restrictedOptionRefusal).
  */
-export function checkDomain(key: ApiKey, site: Site, page: { url?: string; html?: string }): void {
+export function checkDomain(key: ApiKey, site: Site, page: { url?: string; html?: string; injectJs?: string }): void {
   if (!key.restrictDomains) return;
-  if (page.html !== undefined) {
+  const refusal = restrictedOptionRefusal(page);
+  if (refusal) {
     recordAuthFailure('domain_forbidden');
-    throw new Forbidden(HTML_REFUSAL);
+    throw new Forbidden(refusal);
   }
   const host = hostOfUrl(page.url ?? '');
   if (host === undefined || !hostMatches(host, site.allowedDomains)) {
