@@ -30,6 +30,25 @@ export interface MonitorPage {
   darkMode?: boolean;
   reducedMotion?: boolean;
   ignoreRegions?: MonitorRegion[];
+  // The visit options (docs/capture-options.md) a page may have; not html, which has no URL to watch.
+  userAgent?: string;
+  locale?: string;
+  timezone?: string;
+  geolocation?: { latitude: number; longitude: number; accuracy?: number };
+  click?: string;
+  injectCss?: string;
+  injectJs?: string;
+  blockResources?: ('images' | 'fonts' | 'media' | 'scripts')[];
+  blockUrls?: string[];
+  /** Write-only: never in a monitor's answer (which says hasCredentials), a run, a log or a metric. */
+  credentials?: MonitorPageCredentials;
+}
+
+/** A page behind a login: what is sent to its URL's origin only. A PageMonitor refers to a Secret for them. */
+export interface MonitorPageCredentials {
+  headers?: Record<string, string>;
+  cookies?: { name: string; value: string }[];
+  authorization?: { type: 'basic'; username: string; password: string } | { type: 'bearer'; token: string };
 }
 
 export interface MonitorCompare {

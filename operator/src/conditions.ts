@@ -13,6 +13,8 @@ export const REASONS = {
   AccountMismatch: 'AccountMismatch',
   /** spec.siteRef names no Site in the namespace, or one that is not reconciled yet. */
   SiteNotFound: 'SiteNotFound',
+  /** A PageMonitor page's credentialsSecretRef names no Secret in the namespace. */
+  CredentialsNotFound: 'CredentialsNotFound',
   /** The spec is invalid in a way the CRD schema cannot catch (e.g. a domain that does not normalize). */
   InvalidSpec: 'InvalidSpec',
   /** A Secret of that name exists and is not this ApiKey's: it is never overwritten. */

@@ -53,10 +53,32 @@ const REFUSED: Array<[string, Spec, RegExp]> = [
   ['neither siteRef nor account', { schedule: '@daily', pages: [page('home')] }, /exactly one of siteRef/],
   ['a historyLimit of 0', withSpec({ historyLimit: 0 }), /historyLimit.*greater than or equal to 1/],
   ['a time zone with a space', withSpec({ timeZone: 'Europe/New York' }), /timeZone.*should match/],
+  ['a kind of resource to block that does not exist', withSpec({ pages: [page('home', { blockResources: ['stylesheets'] })] }), /blockResources.*Unsupported value/],
+  ['a latitude beyond 90', withSpec({ pages: [page('home', { geolocation: { latitude: 91, longitude: 0 } })] }), /latitude.*less than or equal to 90/],
+  ['credentials without the Secret\'s name', withSpec({ pages: [page('home', { credentialsSecretRef: {} })] }), /credentialsSecretRef.name.*Required/],
 ];
 
 const ACCEPTED: Array<[string, Spec]> = [
   ['every five minutes', valid],
+  [
+    'a page behind a login, with every visit option and its credentials in a Secret',
+    withSpec({
+      pages: [
+        page('account', {
+          userAgent: 'ExampleBot/1.0',
+          locale: 'fr-FR',
+          timezone: 'Europe/Paris',
+          geolocation: { latitude: 48.85, longitude: 2.35, accuracy: 10 },
+          click: '#more',
+          injectCss: '.chat { display: none }',
+          injectJs: 'document.title = "x"',
+          blockResources: ['media', 'fonts'],
+          blockUrls: ['*://*.doubleclick.net/*'],
+          credentialsSecretRef: { name: 'shop-login' },
+        }),
+      ],
+    }),
+  ],
   ['weekdays at 9, by name, in a time zone', withSpec({ schedule: '0 9 * * MON-FRI', timeZone: 'Europe/Paris' })],
   ['a list, a range with a step, and a macro', withSpec({ schedule: '0,30 8-18/2 1,15 * *' })],
   ['@daily with a site', { siteRef: 'shop', schedule: '@daily', pages: [page('home')] }],
@@ -106,7 +128,11 @@ describe('PageMonitor CRD', () => {
   it('declares the fields of the issue', () => {
     expect(Object.keys(schema.properties.spec.properties).sort()).to.deep.equal(['account', 'compare', 'historyLimit', 'pages', 'schedule', 'siteRef', 'suspend', 'timeZone']);
     expect(Object.keys(schema.properties.spec.properties.pages.items.properties).sort()).to.deep.equal(
-      ['darkMode', 'fullPage', 'hideSelectors', 'ignoreRegions', 'name', 'quality', 'reducedMotion', 'removeAds', 'selector', 'url', 'wait', 'waitForSelector'].sort(),
+      [
+        ...['darkMode', 'fullPage', 'hideSelectors', 'ignoreRegions', 'name', 'quality', 'reducedMotion', 'removeAds', 'selector', 'url', 'wait', 'waitForSelector'],
+        // issue 30: the visit options, and a page behind a login's Secret
+        ...['userAgent', 'locale', 'timezone', 'geolocation', 'click', 'injectCss', 'injectJs', 'blockResources', 'blockUrls', 'credentialsSecretRef'],
+      ].sort(),
     );
     expect(Object.keys(schema.properties.status.properties).sort()).to.deep.equal(
       ['conditions', 'largestDiffRatio', 'lastRunId', 'lastRunTime', 'monitorId', 'nextRunTime', 'observedGeneration', 'pages'].sort(),

@@ -140,6 +140,28 @@ describeOnEachTarget('PageMonitor controller', 120_000, (start) => {
     expect(condition(resource, 'Changed')).to.deep.include({ status: 'Unknown', reason: 'NotRunYet', observedGeneration: resource.metadata.generation });
   });
 
+  it("takes a page behind a login's credentials from the Secret it names (CredentialsNotFound until it exists); the resource and the API's answers never hold them", async () => {
+    const login = { ...page, name: 'account', locale: 'fr-FR', credentialsSecretRef: { name: 'shop-login' } };
+    await ctx.kube.createPageMonitor('login', { account: ctx.account.id, schedule: '@daily', pages: [login] });
+    const missing = await notReady('login', 'CredentialsNotFound');
+    expect(missing.message).to.equal(`spec.pages[account].credentialsSecretRef: Secret ${ctx.target.namespace}/shop-login does not exist`);
+
+    await ctx.kube.createSecret('shop-login', { username: 'ada', password: 'lovelace-secret', headers: '{"X-Tenant": "acme"}' });
+    // The Secret is read on the next full reconcile; a spec change asks for one at once.
+    await ctx.kube.patchSpec('PageMonitor', 'login', { suspend: false });
+    await readyMonitor('login');
+    const monitor = await monitorOf('login');
+    expect(monitor.pages[0]).to.deep.include({
+      name: 'account',
+      locale: 'fr-FR',
+      credentials: { headers: { 'X-Tenant': 'acme' }, authorization: { type: 'basic', username: 'ada', password: 'lovelace-secret' } },
+    });
+    const answered = await call('GET', `/api/monitors/${monitor.id}`);
+    expect((answered.body.pages as Array<Record<string, unknown>>)[0]).to.deep.include({ name: 'account', hasCredentials: true });
+    expect(JSON.stringify(answered.body)).to.not.include('lovelace-secret');
+    expect(JSON.stringify(await get('login'))).to.not.include('lovelace-secret');
+  });
+
   it('reports AccountNotFound, with the way out, for a spec.account that names no account', async () => {
     await ctx.kube.createPageMonitor('orphan', { account: 'acct_missing', schedule: '@daily', pages: [page] });
     const found = await notReady('orphan', 'AccountNotFound');

@@ -1,3 +1,4 @@
+import { expect } from 'chai';
 import type Koa from 'koa';
 import request from 'supertest';
 import { createApp } from '../../services/api/src/app.ts';
@@ -50,4 +51,31 @@ export function captureVariants(env: Record<string, string>): CaptureVariant[] {
       },
     },
   ];
+}
+
+/**
+ * One describe per variant of `env`, its client started on `renderer()` before the variant's tests
+ * and closed after them. `define` gets a client that forwards to it, usable as soon as the tests run.
+ */
+export function describeEachVariant(env: Record<string, string>, renderer: () => Renderer, define: (api: CaptureClient, variant: CaptureVariant) => void): void {
+  for (const variant of captureVariants(env)) {
+    describe(variant.name, () => {
+      let started: CaptureClient | undefined;
+      const client = () => started ?? assertNever('the variant has not started');
+      before(async () => {
+        started = await variant.start(renderer());
+      });
+      after(() => started?.close());
+      define({ post: (body, accept) => client().post(body, accept), close: () => client().close(), usage: () => (client().usage ?? (() => assertNever('usage is hosted only')))() }, variant);
+    });
+  }
+}
+
+function assertNever(message: string): never {
+  throw new Error(message);
+}
+
+/** A 200, or the failure shows the body's start. */
+export function expectOk(response: request.Response): void {
+  expect(response.status, JSON.stringify(response.body).slice(0, 300)).to.equal(200);
 }

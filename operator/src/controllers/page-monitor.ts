@@ -1,6 +1,7 @@
 import type { ManagedMonitor, PutManagedMonitor } from '../../../lib/operator-api.ts';
 import { REASONS, isReady, withCondition, withReady } from '../conditions.ts';
 import { objectKey, type Condition, type PageMonitorResource } from '../resources.ts';
+import { withPageCredentials } from './page-credentials.ts';
 import { NotReady, apiCall, readyState, reconcileResource, requireAccount, writeStatus, type ControllerDeps, type ReconcileResult } from './common.ts';
 
 type MonitorStatus = NonNullable<PageMonitorResource['status']>;
@@ -71,7 +72,8 @@ function reconcilePageMonitor(deps: ControllerDeps, namespace: string, name: str
 }
 
 /** The PUT body: the spec, with spec.siteRef resolved to the API's site (and its account) or spec.account checked. */
-async function wantedMonitor({ api }: ControllerDeps, resource: PageMonitorResource): Promise<PutManagedMonitor> {
+async function wantedMonitor(deps: ControllerDeps, resource: PageMonitorResource): Promise<PutManagedMonitor> {
+  const { api } = deps;
   const { spec, metadata } = resource;
   let accountId: string;
   let siteId: string | undefined;
@@ -95,7 +97,7 @@ async function wantedMonitor({ api }: ControllerDeps, resource: PageMonitorResou
     ...(spec.suspend !== undefined ? { suspend: spec.suspend } : {}),
     ...(spec.historyLimit !== undefined ? { historyLimit: spec.historyLimit } : {}),
     ...(spec.compare !== undefined ? { compare: spec.compare } : {}),
-    pages: spec.pages,
+    pages: await withPageCredentials(deps.kube, metadata.namespace, spec.pages),
   };
 }
 

@@ -1,11 +1,13 @@
-import { Ajv, type ErrorObject, type JSONSchemaType, type ValidateFunction } from 'ajv';
+import type { ErrorObject, JSONSchemaType, ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { BadRequest } from '../../../lib/errors.ts';
 
 /**
- * One ajv instance for the whole API: every error reported, no type coercion, and unknown fields
+ * One ajv instance for the whole API, in JSON Schema 2020-12 (the dialect of OpenAPI 3.1, whose
+ * document publishes these schemas as they are): every error reported, no type coercion, and unknown fields
  * rejected by the schemas themselves (additionalProperties: false), never silently dropped.
  */
-export const ajv = new Ajv({ allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false, strict: true });
+export const ajv = new Ajv2020({ allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false, strict: true });
 
 ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
 

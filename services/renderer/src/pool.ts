@@ -11,7 +11,8 @@ import { PROFILES } from './capture/profiles.ts';
 import { createPageCleaner } from './capture/remove-ads/page-cleaner.ts';
 import type { RendererConfig } from './config.ts';
 import { startFilteringProxy } from './guard/filtering-proxy.ts';
-import { checkUrlInScope, enforceDomainScope, type DomainScope } from './guard/domain-scope.ts';
+import { checkUrlInScope, interceptRequests, type DomainScope } from './guard/domain-scope.ts';
+import { requestRulesOf } from './guard/request-rules.ts';
 import { watchMainFrame } from './guard/navigation-watch.ts';
 import { createNetworkGuard, type NetworkGuard } from './guard/network-guard.ts';
 import { dispatchPromptly } from './prompt-dispatch.ts';
@@ -200,8 +201,9 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
       options.signal?.addEventListener('abort', onClientGone, { once: true });
       try {
         // Checked before queueing, so a blocked URL gets its precise error and never takes a slot.
-        await guard.checkUrl(request.url);
-        if (request.allowedDomains) checkUrlInScope(request.url, request.allowedDomains);
+        // An html document has no URL to check; everything it loads goes through the proxy's guard.
+        if (request.html === undefined) await guard.checkUrl(request.url);
+        if (request.allowedDomains) checkUrlInScope(request.url, request.allowedDomains, request);
         const slot = await admission.acquire(abort.signal);
         const started = performance.now();
         const data: CaptureJob = { request, signal: abort.signal };
@@ -267,7 +269,8 @@ async function runCapture(
   const failure = async () => scope?.refusal() ?? (await navigations.failure());
   try {
     const { allowedDomains } = job.request;
-    if (allowedDomains) scope = await enforceDomainScope(page, allowedDomains);
+    const rules = requestRulesOf(job.request);
+    if (allowedDomains || rules) scope = await interceptRequests(page, allowedDomains, rules);
     const result = await capturePage(page, job.request, limits, cleaner, job.signal).catch(async (err: unknown) => {
       throw (await failure()) ?? err;
     });

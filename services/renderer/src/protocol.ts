@@ -18,7 +18,7 @@
  *
  * Image bytes travel raw rather than base64 in JSON: a third smaller, and nothing to decode.
  */
-import { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   BadRequest,
@@ -32,7 +32,8 @@ import {
 import { CAPTURE_FORMATS, formatOfMimeType } from './capture/image-formats.ts';
 import { pdfOptionsProblems, pdfOptionsSchema } from './capture/pdf.ts';
 import { PROFILE_NAMES } from './capture/profiles.ts';
-import type { CaptureRequest, CaptureResult, RendererStats } from './renderer.ts';
+import { HTML_DOCUMENT_URL, type CaptureRequest, type CaptureResult, type RendererStats } from './renderer.ts';
+import { hasCredentials, visitOptionsProblems, visitOptionsProperties } from './capture/visit-options.ts';
 
 export const CAPTURE_PATH = '/v1/captures';
 export const STATUS_PATH = '/v1/status';
@@ -157,7 +158,8 @@ const captureRequestSchema = {
   additionalProperties: false,
   required: ['url', 'quality', 'fullPage', 'removeAds'],
   properties: {
-    url: { type: 'string', pattern: '^https?://', maxLength: 8192 },
+    // about:blank (HTML_DOCUMENT_URL) with html, and only then (htmlProblems).
+    url: { type: 'string', pattern: '^(https?://|about:blank$)', maxLength: 8192 },
     quality: { type: 'string', enum: [...PROFILE_NAMES] },
     wait: { type: 'number', minimum: 1000, maximum: 8000 },
     fullPage: { type: 'boolean' },
@@ -173,15 +175,24 @@ const captureRequestSchema = {
     darkMode: { type: 'boolean' },
     reducedMotion: { type: 'boolean' },
     freezeMotion: { type: 'boolean' },
+    ...visitOptionsProperties,
   },
 } as const;
 
-const validate = new Ajv({ allErrors: true, coerceTypes: false, removeAdditional: false, strict: true }).compile<CaptureRequest>(captureRequestSchema);
+// 2020-12, as the API's: the schemas it shares with the API (pdf's dependentRequired) are in that dialect.
+const validate = new Ajv2020({ allErrors: true, coerceTypes: false, removeAdditional: false, strict: true }).compile<CaptureRequest>(captureRequestSchema);
 
 export function parseCaptureRequest(body: unknown): CaptureRequest {
-  const problems = validate(body) ? pdfProblems(body) : (validate.errors ?? []).map((e) => `${e.instancePath.slice(1) || 'body'} ${e.message ?? 'is invalid'}`);
+  const problems = validate(body) ? [...pdfProblems(body), ...htmlProblems(body), ...visitOptionsProblems(body)] : (validate.errors ?? []).map((e) => `${e.instancePath.slice(1) || 'body'} ${e.message ?? 'is invalid'}`);
   if (problems.length === 0) return body as CaptureRequest;
   throw new BadRequest(`Invalid capture request: ${problems.join('; ')}`);
+}
+
+/** A capture loads its url or renders its html, never both; credentials need the url's origin. */
+function htmlProblems(request: CaptureRequest): string[] {
+  if ((request.html !== undefined) !== (request.url === HTML_DOCUMENT_URL)) return [`url must be ${HTML_DOCUMENT_URL} with html, and only then`];
+  if (request.html === undefined) return [];
+  return [...(hasCredentials(request) ? ['credentials do not apply to html'] : []), ...(request.geolocation ? ['geolocation does not apply to html'] : [])];
 }
 
 /** The API refuses these first (capture-options.ts); the renderer holds to them on its own. */

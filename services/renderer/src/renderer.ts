@@ -8,6 +8,7 @@ import type { ProfileName } from './capture/profiles.ts';
 import type { UpstreamTiming } from '../../../lib/http/server-timing.ts';
 
 export interface CaptureRequest {
+  /** The page to load; HTML_DOCUMENT_URL when `html` is given instead. */
   url: string;
   quality: ProfileName;
   /** Extra wait in ms after load (1000..8000). Absent: the service decides when the page is ready. */
@@ -38,11 +39,57 @@ export interface CaptureRequest {
   darkMode?: boolean;
   /** Emulate prefers-reduced-motion: reduce. */
   reducedMotion?: boolean;
+  /** A document to render instead of loading `url`: shown at an opaque origin (a data: URL), behind the same guard. */
+  html?: string;
+  /** Replaces the profile's user agent. */
+  userAgent?: string;
+  /** Extra request headers, sent only to the origin of `url` (page-session.ts). */
+  headers?: Record<string, string>;
+  /** Host-only cookies of the host of `url`. */
+  cookies?: CaptureCookie[];
+  /** An Authorization header, sent only to the origin of `url`. */
+  authorization?: CaptureAuthorization;
+  /** CSS installed in the top document from its start. */
+  injectCss?: string;
+  /** A script run in the page once it has loaded (DOMContentLoaded), awaited; bounded by the capture deadline. */
+  injectJs?: string;
+  /** A CSS selector whose element is clicked once the page has loaded, before the wait. */
+  click?: string;
+  /** Kinds of subresources that are never loaded. */
+  blockResources?: BlockedResource[];
+  /** URL patterns (`*` is the only wildcard) that are never loaded. */
+  blockUrls?: string[];
+  /** An IANA time zone (Europe/Paris). */
+  timezone?: string;
+  /** A BCP 47 language tag: Accept-Language, navigator.language and Intl's default. */
+  locale?: string;
+  /** A position the page may read, with the permission granted. */
+  geolocation?: CaptureGeolocation;
   /**
    * Internal, set by page monitors' runs and never by a client: freeze what moves (animations,
    * transitions, caret, smooth scrolling) so that an unchanged page gives the same pixels (freeze-motion.ts).
    */
   freezeMotion?: boolean;
+}
+
+/** What `url` holds for a capture of `html`: the document has no address of its own. */
+export const HTML_DOCUMENT_URL = 'about:blank';
+
+export const BLOCKED_RESOURCES = ['images', 'fonts', 'media', 'scripts'] as const;
+export type BlockedResource = (typeof BLOCKED_RESOURCES)[number];
+
+export interface CaptureCookie {
+  name: string;
+  value: string;
+}
+
+export type CaptureAuthorization = { type: 'basic'; username: string; password: string } | { type: 'bearer'; token: string };
+
+export interface CaptureGeolocation {
+  latitude: number;
+  longitude: number;
+  /** Metres; 0 when absent. */
+  accuracy?: number;
 }
 
 export interface CaptureResult {

@@ -62,8 +62,8 @@ export interface ParsedSubmit<T> {
  * Validates either form. The Idempotency-Key header is the single form's key; a batch's capture i
  * without its own key gets `<header>:<i>`, so that a whole batch can be retried safely.
  */
-export function submitParser<T>(singleSchema: object, messages: MessageRule[]): (ctx: Context) => ParsedSubmit<T> {
-  const validateOne = compileValidator<T & AsyncFields>(singleSchema, [...messages, ...asyncMessages]);
+export function submitParser<T>(singleSchema: object, messages: MessageRule[], check?: (body: T) => string[]): (ctx: Context) => ParsedSubmit<T> {
+  const validateOne = compileValidator<T & AsyncFields>(singleSchema, [...messages, ...asyncMessages], check);
   const validateEnvelope = compileValidator<{ captures: unknown[] }>(
     { type: 'object', required: ['captures'], additionalProperties: false, properties: { captures: { type: 'array', minItems: 1, maxItems: MAX_BATCH } } },
     [(e) => (e.instancePath === '/captures' || e.keyword === 'required' ? `captures must be a list of 1 to ${MAX_BATCH} captures` : undefined)],

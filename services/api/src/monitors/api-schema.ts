@@ -5,6 +5,19 @@
 import { MAX_HIDE_SELECTORS, MAX_SELECTOR_LENGTH } from '../../../renderer/src/protocol.ts';
 import { PROFILE_NAMES } from '../../../renderer/src/capture/profiles.ts';
 import { managedBySchema } from '../routes/api/schemas.ts';
+import { visitOptionsProperties } from '../../../renderer/src/capture/visit-options.ts';
+
+const { html: _html, headers, cookies, authorization, ...pageVisitProperties } = visitOptionsProperties;
+
+/** A page's credentials: write-only, as in a capture; a PageMonitor gets them from a Secret it names. */
+export const pageCredentialsSchema = {
+  type: 'object',
+  writeOnly: true,
+  additionalProperties: false,
+  properties: { headers, cookies, authorization },
+  description:
+    "Sent to the page's URL's own origin only. Write-only: answers say hasCredentials instead. An update (PATCH) of pages keeps a page's credentials while its name and URL origin stay; {} removes them.",
+} as const;
 import { MAX_URL_LENGTH, MAX_WAIT_MS, MIN_WAIT_MS } from '../routes/screenshot.ts';
 
 /** The documented limit of pages per monitor (docs/monitors.md). */
@@ -42,7 +55,16 @@ export const pageSchema = {
     darkMode: { type: 'boolean' },
     reducedMotion: { type: 'boolean' },
     ignoreRegions: { type: 'array', maxItems: MAX_IGNORE_REGIONS, items: regionSchema, description: 'Rectangles in CSS pixels of the picture, left out of the comparison.' },
+    ...pageVisitProperties,
+    credentials: pageCredentialsSchema,
   },
+} as const;
+
+/** A page as answers show it: its credentials replaced by whether it has any. */
+const pageViewSchema = {
+  ...pageSchema,
+  required: [...pageSchema.required, 'hasCredentials'],
+  properties: { ...pageSchema.properties, hasCredentials: { type: 'boolean', description: 'Whether the page has credentials; they are never shown.' } },
 } as const;
 
 const compareSchema = {
@@ -88,6 +110,7 @@ export const monitorViewSchema = {
   properties: {
     id: { type: 'string', examples: ['mon_3f9c0a6be21d4478a1c2d3e4'] },
     ...specProperties,
+    pages: { ...specProperties.pages, items: pageViewSchema },
     siteId: { type: ['string', 'null'] },
     baselines: { type: 'object', additionalProperties: { type: 'string' }, description: "Page name → the id of its baseline picture (GET .../images/{imageId})." },
     managedBy: managedBySchema,

@@ -20,6 +20,8 @@ import {
   updateMonitorSchema,
 } from './api-schema.ts';
 import { checkSchedule, nextRunAfter } from './schedule.ts';
+import { visitOptionsProblems } from '../../../renderer/src/capture/visit-options.ts';
+import { restrictedOptionRefusal } from '../../../renderer/src/guard/domain-scope.ts';
 import type { MonitorService } from './service.ts';
 
 type CreateBody = Partial<Omit<MonitorSpec, 'compare' | 'siteId'>> & { name: string; schedule: string; pages: MonitorPage[]; siteId?: string; compare?: Partial<MonitorSpec['compare']> };
@@ -34,7 +36,8 @@ const validateCreate = compileValidator<CreateBody>(createMonitorSchema, message
 const validateUpdate = compileValidator<UpdateBody>(updateMonitorSchema, messages);
 const validateAccept = compileValidator<{ runId: string; page: string }>(acceptBaselineSchema, []);
 
-export interface MonitorView extends Omit<MonitorSpec, never> {
+export interface MonitorView extends Omit<MonitorSpec, 'pages'> {
+  pages: MonitorPageView[];
   id: string;
   baselines: Record<string, string>;
   managedBy: Monitor['managedBy'];
@@ -42,6 +45,27 @@ export interface MonitorView extends Omit<MonitorSpec, never> {
   createdAt: string;
   updatedAt: string;
 }
+
+/**
+ * An update's pages, where a page given without `credentials` keeps those of the page of the same
+ * name and the same URL origin (they are write-only: a client, or the dashboard's form, cannot send
+ * back what it was never shown), and `"credentials": {}` removes them.
+ */
+function keepingCredentials(pages: MonitorPage[], current: MonitorPage[]): MonitorPage[] {
+  const originOf = (url: string) => URL.parse(url)?.origin;
+  return pages.map(({ credentials, ...page }) => {
+    if (credentials !== undefined) return Object.keys(credentials).length > 0 ? { ...page, credentials } : page;
+    const kept = current.find((candidate) => candidate.name === page.name && originOf(candidate.url) === originOf(page.url))?.credentials;
+    return kept ? { ...page, credentials: kept } : page;
+  });
+}
+
+/** A page without its credentials, which are write-only: only whether it has any. */
+function pageView({ credentials, ...page }: MonitorPage): MonitorPageView {
+  return { ...page, hasCredentials: credentials !== undefined };
+}
+
+export type MonitorPageView = Omit<MonitorPage, 'credentials'> & { hasCredentials: boolean };
 
 export function monitorView(monitor: Monitor, now = new Date()): MonitorView {
   const { id, name, siteId, schedule, timeZone, suspend, historyLimit, compare, pages, baselines, managedBy } = monitor;
@@ -55,7 +79,7 @@ export function monitorView(monitor: Monitor, now = new Date()): MonitorView {
     suspend,
     historyLimit,
     compare,
-    pages,
+    pages: pages.map(pageView),
     baselines,
     managedBy,
     nextRunAt: next?.toISOString() ?? null,
@@ -101,7 +125,12 @@ function checkPages(pages: MonitorPage[], site: Site | null): void {
     if (seen.has(page.name)) throw new BadRequest(`pages[${index}].name "${page.name}" is used by another page: page names are unique in a monitor`);
     seen.add(page.name);
     if (page.fullPage && page.selector !== undefined) throw new BadRequest(`pages[${index}]: fullPage and selector cannot be combined`);
+    const problems = visitOptionsProblems({ ...page, ...page.credentials });
+    if (problems.length > 0) throw new BadRequest(problems.map((problem) => `pages[${index}]: ${problem}`).join('; '));
     if (site) {
+      // A site's domains hold for its monitors as for a restricted key (the renderer refuses it too).
+      const refusal = restrictedOptionRefusal(page, { by: "a site's allowed domains", wayOut: 'leave siteId out' });
+      if (refusal) throw new BadRequest(`pages[${index}]: ${refusal}`);
       const host = hostOfUrl(page.url);
       if (host === undefined || !hostMatches(host, site.allowedDomains)) {
         throw new BadRequest(`pages[${index}].url: ${host ?? 'this host'} is not among the allowed domains of site ${site.id}`);
@@ -136,8 +165,9 @@ export function monitorOperations(store: Store, service: MonitorService, account
       return monitorView(await ownMonitor(id));
     },
     async update(id: string, body: unknown) {
-      const patch = validateUpdate(body);
+      const given = validateUpdate(body);
       const current = await unmanaged(id);
+      const patch = given.pages ? { ...given, pages: keepingCredentials(given.pages, current.pages) } : given;
       const next: MonitorSpec = { ...current, ...patch, compare: { ...current.compare, ...patch.compare } } as MonitorSpec;
       await checkSpec(store, accountId, next);
       const updated = await store.updateMonitor(id, { ...patch, compare: next.compare });

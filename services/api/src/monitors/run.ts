@@ -62,13 +62,14 @@ export async function runMonitor(deps: RunDeps, monitor: Monitor, request: RunRe
 
 /** The capture a page asks for: always PNG, motion frozen, the site's domains when it has a site. */
 export function captureRequestOf(page: MonitorPage, site: Site | null): CaptureRequest {
-  const { name: _name, ignoreRegions: _ignored, url, quality, fullPage, removeAds, ...options } = page;
+  const { name: _name, ignoreRegions: _ignored, url, quality, fullPage, removeAds, credentials, ...options } = page;
   return {
     url,
     quality: quality ?? 'standard',
     fullPage: fullPage ?? false,
     removeAds: removeAds ?? true,
     ...options,
+    ...credentials,
     freezeMotion: true,
     ...(site ? { allowedDomains: site.allowedDomains } : {}),
   };

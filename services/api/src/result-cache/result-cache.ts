@@ -4,10 +4,11 @@
  * under DATA_DIR with an LRU size bound (disk-cache.ts) and MongoDB GridFS, shared by every API
  * replica (gridfs-cache.ts). One conformance suite runs against both.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { DEFAULT_IMAGE_FORMAT, DEFAULT_IMAGE_QUALITY, type CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
 import { resolvePdfOptions } from '../../../renderer/src/capture/pdf.ts';
 import type { CaptureRequest, CaptureResult } from '../../../renderer/src/renderer.ts';
+import { hasCredentials } from '../../../renderer/src/capture/visit-options.ts';
 
 export interface CacheEntry {
   /** The image or PDF bytes. */
@@ -67,8 +68,45 @@ export function cacheKey(request: CaptureRequest, scope: CacheScope): string {
     allowedDomains: request.allowedDomains ? [...new Set(request.allowedDomains)].sort() : null,
     // Only when set, so that every key made before the option existed stays the same.
     ...(request.freezeMotion ? { freezeMotion: true } : {}),
+    ...visitKey(request),
   };
   return createHash('sha256').update(JSON.stringify(normalized)).digest('hex');
+}
+
+/**
+ * Drawn once per process. Credentials enter the key only as an HMAC under it, so that a stored key
+ * (a file name, a GridFS name) cannot be used to test a guessed password offline; the price is that
+ * captures with credentials share entries only within one API process.
+ */
+const CREDENTIALS_KEY = randomBytes(32);
+
+function credentialsDigest(request: CaptureRequest): string {
+  const headers = Object.entries(request.headers ?? {})
+    .map(([name, value]) => [name.toLowerCase(), value])
+    .sort();
+  const cookies = (request.cookies ?? []).map(({ name, value }) => [name, value]).sort();
+  return createHmac('sha256', CREDENTIALS_KEY)
+    .update(JSON.stringify({ headers, cookies, authorization: request.authorization ?? null }))
+    .digest('hex');
+}
+
+/** The visit options (visit-options.ts), each only when set, lists as sets; credentials only as a keyed hash. */
+function visitKey(request: CaptureRequest): Record<string, unknown> {
+  const set = (list: readonly string[] | undefined) => (list ? [...new Set(list)].sort() : undefined);
+  const fields: Record<string, unknown> = {
+    html: request.html,
+    userAgent: request.userAgent,
+    injectCss: request.injectCss,
+    injectJs: request.injectJs,
+    click: request.click,
+    blockResources: set(request.blockResources),
+    blockUrls: set(request.blockUrls),
+    timezone: request.timezone,
+    locale: request.locale,
+    geolocation: request.geolocation ? { accuracy: 0, ...request.geolocation } : undefined,
+    credentials: hasCredentials(request) ? credentialsDigest(request) : undefined,
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
 }
 
 export function entryOf(result: CaptureResult, now: number, ttlSeconds: number): CacheEntry {

@@ -7,7 +7,18 @@ import type { ErrorObject } from 'ajv';
 import { CAPTURE_FORMATS, DEFAULT_IMAGE_FORMAT, LOSSY_FORMATS, type CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
 import { MAX_PAGE_RANGES_LENGTH, MEDIA_TYPES, PAPER_NAMES, pdfOptionsProblems, pdfOptionsSchema, type PdfOptions } from '../../../renderer/src/capture/pdf.ts';
 import { MAX_HIDE_SELECTORS, MAX_SELECTOR_LENGTH } from '../../../renderer/src/protocol.ts';
-import type { CaptureRequest } from '../../../renderer/src/renderer.ts';
+import { BLOCKED_RESOURCES, type CaptureRequest } from '../../../renderer/src/renderer.ts';
+import {
+  MAX_BLOCK_URLS,
+  MAX_COOKIES,
+  MAX_HEADER_VALUE_LENGTH,
+  MAX_HEADERS,
+  MAX_HTML_BYTES,
+  MAX_INJECT_LENGTH,
+  MAX_USER_AGENT_LENGTH,
+  visitOptionsProblems,
+  visitOptionsProperties,
+} from '../../../renderer/src/capture/visit-options.ts';
 import type { MessageRule } from '../validation.ts';
 
 /** 30 days: the longest a cached result may be served. */
@@ -23,6 +34,19 @@ export interface CaptureOptionsBody {
   darkMode?: boolean;
   reducedMotion?: boolean;
   cacheTtl?: number;
+  html?: string;
+  userAgent?: string;
+  headers?: Record<string, string>;
+  cookies?: CaptureRequest['cookies'];
+  authorization?: CaptureRequest['authorization'];
+  injectCss?: string;
+  injectJs?: string;
+  click?: string;
+  blockResources?: CaptureRequest['blockResources'];
+  blockUrls?: string[];
+  timezone?: string;
+  locale?: string;
+  geolocation?: CaptureRequest['geolocation'];
 }
 
 const cssSelector = { type: 'string', minLength: 1, maxLength: MAX_SELECTOR_LENGTH } as const;
@@ -42,6 +66,7 @@ export const captureOptionsProperties = {
     maximum: MAX_CACHE_TTL_SECONDS,
     description: 'Seconds a stored result may answer this same request without rendering; 0 (the default) stores nothing.',
   },
+  ...visitOptionsProperties,
 } as const;
 
 /** The rules between fields. Their positions in allOf let the messages below tell them apart. */
@@ -53,6 +78,22 @@ export const captureOptionsRules = {
     { if: { required: ['pdf'], properties: { pdf: true } }, then: { required: ['format'], properties: { format: { const: 'pdf' } } } },
     { not: { type: 'object', required: ['format', 'fullPage'], properties: { format: { const: 'pdf' }, fullPage: { const: true } } } },
     { not: { type: 'object', required: ['format', 'selector'], properties: { format: { const: 'pdf' }, selector: true } } },
+    // A page comes from url or from html: one of them, never both.
+    { anyOf: [{ required: ['url'], properties: { url: true } }, { required: ['html'], properties: { html: true } }] },
+    { not: { type: 'object', required: ['url', 'html'], properties: { url: true, html: true } } },
+    {
+      not: {
+        type: 'object',
+        required: ['html'],
+        properties: { html: true },
+        anyOf: [
+          { required: ['headers'], properties: { headers: true } },
+          { required: ['cookies'], properties: { cookies: true } },
+          { required: ['authorization'], properties: { authorization: true } },
+        ],
+      },
+    },
+    { not: { type: 'object', required: ['html', 'geolocation'], properties: { html: true, geolocation: true } } },
   ],
 } as const;
 
@@ -61,6 +102,10 @@ const FULL_PAGE_SELECTOR_RULE = '#/allOf/1/';
 const PDF_OPTIONS_RULE = '#/allOf/2/';
 const PDF_FULL_PAGE_RULE = '#/allOf/3/';
 const PDF_SELECTOR_RULE = '#/allOf/4/';
+const URL_OR_HTML_RULE = '#/allOf/5/';
+const URL_AND_HTML_RULE = '#/allOf/6/';
+const HTML_CREDENTIALS_RULE = '#/allOf/7/';
+const HTML_GEOLOCATION_RULE = '#/allOf/8/';
 
 const PDF_LENGTH = /^\/pdf\/(width|height|margin\/(top|right|bottom|left))$/;
 
@@ -72,7 +117,7 @@ const pdfMessages: MessageRule[] = [
       ? `Unknown field: "${[...e.instancePath.slice(1).split('/'), String(e.params.additionalProperty)].join('.')}"`
       : undefined,
   (e: ErrorObject) => (e.instancePath === '/pdf/paper' ? `pdf.paper must be one of ${PAPER_NAMES.join(', ')}` : undefined),
-  (e: ErrorObject) => (e.instancePath === '/pdf' && e.keyword === 'dependencies' ? 'pdf.width and pdf.height go together: give both, or neither' : undefined),
+  (e: ErrorObject) => (e.instancePath === '/pdf' && e.keyword === 'dependentRequired' ? 'pdf.width and pdf.height go together: give both, or neither' : undefined),
   (e: ErrorObject) => (e.instancePath === '/pdf' && e.keyword === 'not' ? 'pdf.paper cannot be combined with pdf.width and pdf.height: name a paper or give its size' : undefined),
   (e: ErrorObject) =>
     PDF_LENGTH.test(e.instancePath) ? `${e.instancePath.slice(1).replaceAll('/', '.')} must be a length with a unit: px, in, cm or mm (e.g. "210mm")` : undefined,
@@ -85,6 +130,35 @@ const pdfMessages: MessageRule[] = [
   (e: ErrorObject) => (e.instancePath === '/pdf/landscape' || e.instancePath === '/pdf/printBackground' ? `pdf.${e.instancePath.slice(5)} must be a boolean` : undefined),
 ];
 
+/** The texts of the visit options' failures: they name the field and the rule, never a value (which may be a secret). */
+const visitMessages: MessageRule[] = [
+  (e: ErrorObject) => (e.instancePath === '/html' ? `html must be a non-empty HTML document of at most ${MAX_HTML_BYTES} bytes` : undefined),
+  (e: ErrorObject) => (e.instancePath === '/userAgent' ? `userAgent must be 1 to ${MAX_USER_AGENT_LENGTH} characters without line breaks` : undefined),
+  (e: ErrorObject) =>
+    e.instancePath.startsWith('/headers')
+      ? `headers must be an object of at most ${MAX_HEADERS} header names (HTTP tokens) to strings of at most ${MAX_HEADER_VALUE_LENGTH} characters without line breaks`
+      : undefined,
+  (e: ErrorObject) =>
+    e.instancePath.startsWith('/cookies')
+      ? `cookies must be a list of at most ${MAX_COOKIES} {"name", "value"} objects: names are HTTP tokens, values at most ${MAX_HEADER_VALUE_LENGTH} cookie characters (no spaces, quotes, commas, semicolons or backslashes)`
+      : undefined,
+  (e: ErrorObject) =>
+    e.instancePath.startsWith('/authorization')
+      ? 'authorization must be {"type": "basic", "username": ..., "password": ...} (no colon in the username) or {"type": "bearer", "token": ...} (a token68)'
+      : undefined,
+  (e: ErrorObject) =>
+    e.instancePath === '/injectCss' || e.instancePath === '/injectJs' ? `${e.instancePath.slice(1)} must be a non-empty string of at most ${MAX_INJECT_LENGTH} characters` : undefined,
+  (e: ErrorObject) => (e.instancePath.startsWith('/blockResources') ? `blockResources must be a list of distinct kinds among ${BLOCKED_RESOURCES.join(', ')}` : undefined),
+  (e: ErrorObject) =>
+    e.instancePath.startsWith('/blockUrls') ? `blockUrls must be a list of at most ${MAX_BLOCK_URLS} URL patterns of 1 to 1024 characters without spaces` : undefined,
+  (e: ErrorObject) => (e.instancePath === '/timezone' ? 'timezone must be an IANA time zone, e.g. Europe/Paris' : undefined),
+  (e: ErrorObject) => (e.instancePath === '/locale' ? 'locale must be a BCP 47 language tag, e.g. fr-FR' : undefined),
+  (e: ErrorObject) =>
+    e.instancePath.startsWith('/geolocation')
+      ? 'geolocation must be {"latitude": -90 to 90, "longitude": -180 to 180} with an optional "accuracy" in metres (0 to 100000)'
+      : undefined,
+];
+
 export const captureOptionsMessages: MessageRule[] = [
   (e: ErrorObject) => (e.schemaPath.startsWith(IMAGE_QUALITY_RULE) ? `imageQuality applies to ${LOSSY_FORMATS.join(' and ')} only: set format to one of them` : undefined),
   (e: ErrorObject) =>
@@ -94,11 +168,22 @@ export const captureOptionsMessages: MessageRule[] = [
     e.schemaPath.startsWith(PDF_FULL_PAGE_RULE) ? 'fullPage does not apply to format pdf: a PDF holds the whole page, on as many pages as it needs' : undefined,
   (e: ErrorObject) =>
     e.schemaPath.startsWith(PDF_SELECTOR_RULE) ? 'selector does not apply to format pdf: a PDF prints the whole page (hideSelectors can leave parts out)' : undefined,
+  (e: ErrorObject) => (e.schemaPath.startsWith(URL_OR_HTML_RULE) ? 'URL is required' : undefined),
+  (e: ErrorObject) => (e.schemaPath.startsWith(URL_AND_HTML_RULE) ? 'url and html cannot be combined: give one' : undefined),
+  (e: ErrorObject) =>
+    e.schemaPath.startsWith(HTML_CREDENTIALS_RULE)
+      ? "headers, cookies and authorization go only to the page's own origin, and an html document has none: capture its URL instead"
+      : undefined,
+  (e: ErrorObject) =>
+    e.schemaPath.startsWith(HTML_GEOLOCATION_RULE)
+      ? 'geolocation does not apply to html: an html document is not a secure context, and browsers give positions only to those'
+      : undefined,
+  ...visitMessages,
   (e: ErrorObject) => (e.instancePath === '/format' ? `format must be one of ${CAPTURE_FORMATS.join(', ')}` : undefined),
   ...pdfMessages,
   (e: ErrorObject) => (e.instancePath === '/imageQuality' ? 'imageQuality must be an integer from 1 to 100' : undefined),
   (e: ErrorObject) =>
-    e.instancePath === '/selector' || e.instancePath === '/waitForSelector'
+    e.instancePath === '/selector' || e.instancePath === '/waitForSelector' || e.instancePath === '/click'
       ? `${e.instancePath.slice(1)} must be a non-empty CSS selector of at most ${MAX_SELECTOR_LENGTH} characters`
       : undefined,
   (e: ErrorObject) =>
@@ -111,7 +196,7 @@ export const captureOptionsMessages: MessageRule[] = [
 
 /** The checks a schema cannot make, run once the body has passed it (see compileValidator). */
 export function captureOptionsProblems(body: CaptureOptionsBody): string[] {
-  return body.pdf ? pdfOptionsProblems(body.pdf) : [];
+  return [...(body.pdf ? pdfOptionsProblems(body.pdf) : []), ...visitOptionsProblems(body)];
 }
 
 /** The options the renderer acts on, copied only when given, so that a spec-only request is unchanged. */
@@ -123,7 +208,29 @@ export function captureOptionsOf(body: CaptureOptionsBody): Partial<CaptureReque
   return options;
 }
 
-const RENDER_OPTIONS = ['format', 'pdf', 'imageQuality', 'selector', 'waitForSelector', 'hideSelectors', 'darkMode', 'reducedMotion'] as const satisfies readonly (keyof CaptureRequest &
+const RENDER_OPTIONS = [
+  'format',
+  'pdf',
+  'imageQuality',
+  'selector',
+  'waitForSelector',
+  'hideSelectors',
+  'darkMode',
+  'reducedMotion',
+  'html',
+  'userAgent',
+  'headers',
+  'cookies',
+  'authorization',
+  'injectCss',
+  'injectJs',
+  'click',
+  'blockResources',
+  'blockUrls',
+  'timezone',
+  'locale',
+  'geolocation',
+] as const satisfies readonly (keyof CaptureRequest &
   keyof CaptureOptionsBody)[];
 
 export function formatOf(request: CaptureRequest): CaptureFormat {

@@ -2,7 +2,7 @@ import type { Context, Middleware } from 'koa';
 import type { ErrorObject } from 'ajv';
 import { abortWhenClientGoes } from '../../../../lib/http/client-gone.ts';
 import { DEFAULT_PROFILE, PROFILE_NAMES, type ProfileName } from '../../../renderer/src/capture/profiles.ts';
-import type { CaptureRequest, CaptureResult, Renderer } from '../../../renderer/src/renderer.ts';
+import { HTML_DOCUMENT_URL, type CaptureRequest, type CaptureResult, type Renderer } from '../../../renderer/src/renderer.ts';
 import { compileValidator, type MessageRule } from '../validation.ts';
 import {
   captureOptionsMessages,
@@ -25,7 +25,8 @@ export const MAX_WAIT_MS = 8000;
 
 /** SPEC 2.1, the screenshot request, and the options beyond it (capture-options.ts). */
 export interface ScreenshotBody extends CaptureOptionsBody {
-  url: string;
+  /** Required unless html is given (captureOptionsRules). */
+  url?: string;
   quality?: ProfileName;
   wait?: number;
   fullPage?: boolean;
@@ -35,7 +36,6 @@ export interface ScreenshotBody extends CaptureOptionsBody {
 export const screenshotBodySchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['url'],
   properties: {
     url: { type: 'string', format: 'http-url', maxLength: MAX_URL_LENGTH },
     quality: { type: 'string', enum: [...PROFILE_NAMES] },
@@ -79,7 +79,7 @@ export function withAcceptedFormat<T extends ScreenshotBody>(body: T, rawFormat:
  */
 export function toCaptureRequest(body: ScreenshotBody): CaptureRequest {
   return {
-    url: body.url,
+    url: body.url ?? HTML_DOCUMENT_URL,
     quality: body.quality ?? DEFAULT_PROFILE,
     ...(body.wait !== undefined ? { wait: body.wait } : {}),
     fullPage: body.fullPage ?? false,

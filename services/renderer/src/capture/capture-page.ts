@@ -11,6 +11,7 @@ import { printPdf, readPdfPageSize } from './pdf.ts';
 import { prepareFrozenMotion, settleFrozenMotion } from './freeze-motion.ts';
 import { checkSelectors, elementClip, emulateMedia, hideElements, waitForVisible } from './page-options.ts';
 import { sleep } from './sleep.ts';
+import { actOnPage, navigationTarget, prepareVisit } from './visit.ts';
 import { smartWait, waitForLoadEvent, type SmartWaitSettings } from './smart-wait.ts';
 
 export interface CaptureLimits {
@@ -57,12 +58,14 @@ export async function capturePage(
   await emulateProfile(page, profile);
   await checkSelectors(page, request);
   await emulateMedia(page, request);
+  await prepareVisit(page, request);
   if (request.freezeMotion) await prepareFrozenMotion(page);
   const network = new NetworkMonitor(page, { longRequestMs: limits.longRequestMs });
   try {
     await cleaner?.beforeNavigation(page, request.removeAds);
     const navigationStarted = performance.now();
-    await navigate(page, request.url, limits.navigationTimeoutMs, signal);
+    await navigate(page, navigationTarget(request), limits.navigationTimeoutMs, signal);
+    await actOnPage(page, request, navigationStarted + limits.navigationTimeoutMs, signal);
 
     const waitStarted = performance.now();
     if (request.waitForSelector !== undefined) {
@@ -220,9 +223,11 @@ async function waitUntilReady(
     await sleep(request.wait, signal);
     return started + limits.smartWait.maxMs;
   }
-  const deadline = started + limits.settleHints.capFor(request.url, MIN_HINTED_WAIT_MS, limits.smartWait.maxMs);
+  // An html document has no address to learn hints for: it gets the full cap.
+  const hinted = request.html === undefined;
+  const deadline = started + (hinted ? limits.settleHints.capFor(request.url, MIN_HINTED_WAIT_MS, limits.smartWait.maxMs) : limits.smartWait.maxMs);
   await smartWait(page, network, { ...limits.smartWait, calmFrames }, deadline, wholeDocument(request));
-  limits.settleHints.record(request.url, performance.now() - started);
+  if (hinted) limits.settleHints.record(request.url, performance.now() - started);
   signal?.throwIfAborted();
   return deadline;
 }

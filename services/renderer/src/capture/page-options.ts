@@ -12,6 +12,7 @@ function selectorsOf(request: CaptureRequest): { field: string; selector: string
   return [
     ...(request.selector !== undefined ? [{ field: 'selector', selector: request.selector }] : []),
     ...(request.waitForSelector !== undefined ? [{ field: 'waitForSelector', selector: request.waitForSelector }] : []),
+    ...(request.click !== undefined ? [{ field: 'click', selector: request.click }] : []),
     ...(request.hideSelectors ?? []).map((selector, i) => ({ field: `hideSelectors[${i}]`, selector })),
   ];
 }
@@ -55,7 +56,7 @@ export async function emulateMedia(page: Page, request: CaptureRequest): Promise
  * Waits until an element matching `selector` is visible (a box with a size, and not
  * visibility: hidden), until `deadline`; past it the capture is a 408 that names the selector.
  */
-export async function waitForVisible(page: Page, selector: string, deadline: number, signal?: AbortSignal): Promise<void> {
+export async function waitForVisible(page: Page, selector: string, deadline: number, signal?: AbortSignal, field = 'waitForSelector'): Promise<void> {
   const timeout = Math.max(1, Math.round(deadline - performance.now()));
   try {
     await page.waitForFunction(
@@ -70,7 +71,7 @@ export async function waitForVisible(page: Page, selector: string, deadline: num
     );
   } catch (err) {
     if (err instanceof TimeoutError) {
-      throw new NavigationTimeout(`Navigation timeout: no element matching waitForSelector ${JSON.stringify(selector)} became visible within the navigation timeout`);
+      throw new NavigationTimeout(`Navigation timeout: no element matching ${field} ${JSON.stringify(selector)} became visible within the navigation timeout`);
     }
     throw err;
   }

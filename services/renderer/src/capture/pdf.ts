@@ -76,7 +76,8 @@ export const pdfOptionsSchema = {
     },
     emulateMedia: { type: 'string', enum: [...MEDIA_TYPES], description: 'The CSS media type the page loads and prints with (default print).' },
   },
-  dependencies: { width: ['height'], height: ['width'] },
+  // dependentRequired, not draft-07's `dependencies`: OpenAPI 3.1's dialect (JSON Schema 2020-12) has only this one.
+  dependentRequired: { width: ['height'], height: ['width'] },
   not: { type: 'object', required: ['paper', 'width'], properties: { paper: true, width: true } },
 } as const;
 

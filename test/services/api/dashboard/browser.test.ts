@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
 import request from 'supertest';
 import { chromiumLaunchOptions } from '../../../../services/renderer/src/pool.ts';
@@ -271,6 +273,50 @@ describe('dashboard in a real browser (hosted, Chromium, axe-core)', function ()
       // The form keeps what was sent, for the next try.
       expect(await page.$eval('#field-hideSelectors', (el) => (el as HTMLTextAreaElement).value)).to.include('#banner');
       expect(await page.$eval('#field-darkMode', (el) => (el as HTMLInputElement).checked)).to.equal(true);
+    });
+
+    it('captures a page behind basic auth with a header and a locale, and never writes the credentials back into the page', async () => {
+      const seen: http.IncomingHttpHeaders[] = [];
+      const expected = `Basic ${Buffer.from('ada:lovelace-secret').toString('base64')}`;
+      const server = http.createServer((req, res) => {
+        seen.push(req.headers);
+        if (req.headers.authorization !== expected) return res.writeHead(401, { 'www-authenticate': 'Basic realm="t"' }).end();
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<body style="margin:0;background:#00ff00"></body>');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        await openTry();
+        await fill('url', `http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+        await fill('headers', 'X-Test: header-secret');
+        await fill('username', 'ada');
+        await fill('password', 'lovelace-secret');
+        await fill('locale', 'fr-FR');
+        await tick('removeAds', false);
+        await submit('Capture');
+        await page.waitForSelector('img.screenshot');
+        await audit();
+        expect(decodeDataUri((await shownImage()).src).rgb(640, 360)).to.deep.equal([0, 255, 0]);
+        expect(seen.at(-1)).to.include({ authorization: expected, 'x-test': 'header-secret', 'accept-language': 'fr-FR' });
+        expect(await page.content()).to.not.match(/lovelace-secret|header-secret/);
+        expect(await page.$eval('#field-locale', (el) => (el as HTMLInputElement).value)).to.equal('fr-FR');
+      } finally {
+        server.closeAllConnections();
+        server.close();
+      }
+    });
+
+    it('captures HTML instead of a URL, with injected CSS, and shows a mistake in a visit option next to its field', async () => {
+      await openTry();
+      await fill('html', '<p>hello</p>');
+      await fill('injectCss', 'body { background: #0000ff }');
+      await tick('removeAds', false);
+      await submit('Capture');
+      await page.waitForSelector('img.screenshot');
+      expect(decodeDataUri((await shownImage()).src).rgb(640, 360)).to.deep.equal([0, 0, 255]);
+      await fill('timezone', 'Mars/Olympus');
+      await submit('Capture');
+      expect(await fieldError('timezone')).to.equal('timezone "Mars/Olympus" is not an IANA time zone (e.g. Europe/Paris)');
+      await audit();
     });
 
     it('captures one element as JPEG, then answers the same capture from the cache, and shows a missing selector next to its field', async () => {

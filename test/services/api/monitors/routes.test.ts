@@ -15,9 +15,11 @@ describe('/api/monitors (hosted, real Chromium)', function () {
   let server: http.Server;
   let origin: string;
   let colour = '#2a9d8f';
+  const seenOnAccount: http.IncomingHttpHeaders[] = [];
 
   before(async () => {
-    server = http.createServer((_req, res) => {
+    server = http.createServer((req, res) => {
+      if (req.url === '/account') seenOnAccount.push(req.headers);
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
       res.end(`<!doctype html><html><head><meta charset="utf-8"><title>t</title></head><body style="margin:0"><h1>Offers</h1><div style="width:300px;height:120px;background:${colour}"></div></body></html>`);
     });
@@ -112,6 +114,36 @@ describe('/api/monitors (hosted, real Chromium)', function () {
     expect(updated.body).to.deep.include({ suspend: true, nextRunAt: null, compare: { threshold: 0.05, baseline: 'accepted', pixelTolerance: 0.1 } });
     expect((await api().patch(`/api/monitors/${created.id}`, { schedule: '61 * * * *' })).status).to.equal(400);
     expect((await api().patch(`/api/monitors/${created.id}`, {})).body.error).to.equal('Give at least one field to change');
+  });
+
+  it('takes a page behind a login: credentials write-only (hasCredentials), kept by an update that does not resend them, used by a run with the visit options', async () => {
+    const credentials = { headers: { 'X-Test': 'header-secret' }, authorization: { type: 'bearer', token: 'bearer-secret' } };
+    const page = { name: 'account', url: `${origin}/account`, removeAds: false, locale: 'fr-FR', timezone: 'Europe/Paris', blockResources: ['images'] };
+    const created = await api().post('/api/monitors', body({ name: 'login', pages: [{ ...page, credentials }] }));
+    expect(created.status, created.text).to.equal(201);
+    expect(created.body.pages).to.deep.equal([{ ...page, hasCredentials: true }]);
+    expect(created.text).to.not.match(/header-secret|bearer-secret/);
+    const got = await api().get(`/api/monitors/${created.body.id}`);
+    expect(got.text).to.not.match(/header-secret|bearer-secret/);
+
+    const updated = await api().patch(`/api/monitors/${created.body.id}`, { pages: [{ ...page, locale: 'de-DE' }] });
+    expect(updated.status, updated.text).to.equal(200);
+    expect(updated.body.pages[0]).to.deep.include({ locale: 'de-DE', hasCredentials: true });
+
+    const count = seenOnAccount.length;
+    expect((await api().post(`/api/monitors/${created.body.id}/runs`)).status).to.equal(202);
+    await waitFor('the run', async () => seenOnAccount.length > count, 600, 100);
+    expect(seenOnAccount.at(-1)).to.include({ 'x-test': 'header-secret', authorization: 'Bearer bearer-secret', 'accept-language': 'de-DE' });
+
+    const removed = await api().patch(`/api/monitors/${created.body.id}`, { pages: [{ ...page, credentials: {} }] });
+    expect(removed.body.pages[0].hasCredentials).to.equal(false);
+    const refused = await api().post('/api/monitors', body({ name: 'bad', pages: [{ ...page, credentials: { headers: { Host: 'x' } } }] }));
+    expect(refused.status).to.equal(400);
+    expect(refused.body.error).to.equal('pages[0]: headers cannot set "Host": the browser sets it');
+    const site = await api().post('/api/sites', { allowedDomains: ['127.0.0.1'] });
+    const scripted = await api().post('/api/monitors', body({ name: 'scripted', siteId: site.body.id, pages: [{ ...page, injectJs: 'document.body.innerHTML = ""' }] }));
+    expect(scripted.status).to.equal(400);
+    expect(scripted.body.error).to.equal("pages[0]: injectJs cannot be used with a site's allowed domains: a script can make the page show any site; leave siteId out");
   });
 
   it('runs now, lists the runs, serves the pictures, accepts a baseline, and deletes everything', async () => {

@@ -68,4 +68,42 @@ describe('result cache key: the normalized request and its scope', () => {
     const keys = new Set([cacheKey(base, selfHosted), cacheKey(base, { mode: 'hosted', siteId: 'site_a' }), cacheKey(base, { mode: 'hosted', siteId: 'site_b' })]);
     expect(keys.size).to.equal(3);
   });
+
+  describe('the visit options', () => {
+    it('each changes the key, and a key without them is what it was', () => {
+      const variants: Partial<CaptureRequest>[] = [
+        { url: 'about:blank', html: '<p>a</p>' },
+        { userAgent: 'x' },
+        { injectCss: 'p{}' },
+        { injectJs: '1' },
+        { click: '#a' },
+        { blockResources: ['images'] },
+        { blockUrls: ['*.png'] },
+        { timezone: 'Europe/Paris' },
+        { locale: 'fr' },
+        { geolocation: { latitude: 1, longitude: 2 } },
+        { headers: { 'X-A': '1' } },
+        { cookies: [{ name: 'a', value: '1' }] },
+        { authorization: { type: 'bearer', token: 't' } },
+      ];
+      const keys = new Set([cacheKey(base, selfHosted), ...variants.map((v) => cacheKey({ ...base, ...v }, selfHosted))]);
+      expect(keys.size).to.equal(variants.length + 1);
+    });
+
+    it('lists are sets, and an absent accuracy is 0', () => {
+      expect(cacheKey({ ...base, blockResources: ['fonts', 'images'] }, selfHosted)).to.equal(cacheKey({ ...base, blockResources: ['images', 'fonts'] }, selfHosted));
+      expect(cacheKey({ ...base, geolocation: { latitude: 1, longitude: 2 } }, selfHosted)).to.equal(
+        cacheKey({ ...base, geolocation: { latitude: 1, longitude: 2, accuracy: 0 } }, selfHosted),
+      );
+    });
+
+    it('credentials count by value, whatever the case of a header name or the order', () => {
+      const one = cacheKey({ ...base, headers: { 'X-A': '1', 'X-B': '2' }, cookies: [{ name: 'a', value: '1' }, { name: 'b', value: '2' }] }, selfHosted);
+      expect(cacheKey({ ...base, headers: { 'x-b': '2', 'x-a': '1' }, cookies: [{ name: 'b', value: '2' }, { name: 'a', value: '1' }] }, selfHosted)).to.equal(one);
+      expect(cacheKey({ ...base, headers: { 'X-A': '1', 'X-B': '3' }, cookies: [{ name: 'a', value: '1' }, { name: 'b', value: '2' }] }, selfHosted)).to.not.equal(one);
+      expect(cacheKey({ ...base, authorization: { type: 'basic', username: 'a', password: 'b' } }, selfHosted)).to.not.equal(
+        cacheKey({ ...base, authorization: { type: 'basic', username: 'a', password: 'c' } }, selfHosted),
+      );
+    });
+  });
 });

@@ -119,7 +119,8 @@ export function updateBody(values: MonitorFormValues, current: MonitorView): Rec
   const pages = (body.pages as MonitorPage[]).map((page) => {
     const existing = current.pages.find((candidate) => candidate.name === page.name);
     if (!existing) return page;
-    const { fullPage: _fullPage, hideSelectors: _hideSelectors, ...kept } = existing;
+    // hasCredentials is the answer's; the credentials themselves stay in the API (keepingCredentials).
+    const { fullPage: _fullPage, hideSelectors: _hideSelectors, hasCredentials: _hasCredentials, ...kept } = existing;
     return { ...kept, ...page };
   });
   return { ...body, siteId: values.siteId === FULL_ACCESS ? null : values.siteId, pages };

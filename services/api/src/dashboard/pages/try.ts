@@ -31,6 +31,18 @@ const TRY_FIELDS = {
   hideSelectors: /^hideSelectors\b/,
   fullPage: /^fullPage\b/,
   selector: /^selector\b|\bselector "/,
+  click: /\bclick\b/,
+  html: /^html\b|\bhtml document\b|an html\b/,
+  headers: /^headers\b/,
+  cookies: /^cookies\b/,
+  username: /^authorization\b/,
+  userAgent: /^userAgent\b/,
+  locale: /^locale\b/,
+  timezone: /^timezone\b/,
+  latitude: /^geolocation\b/,
+  injectCss: /^injectCss\b/,
+  injectJs: /^injectJs\b/,
+  blockUrls: /^blockUrls\b/,
   url: /URL|^url\b/,
   quality: /^quality\b/,
   wait: /^wait\b/,
@@ -62,7 +74,35 @@ interface TryValues {
   darkMode: boolean;
   reducedMotion: boolean;
   cacheTtl: string;
+  /** The visit options (docs/capture-options.md); the credentials among them are write-only: never shown again. */
+  html: string;
+  userAgent: string;
+  locale: string;
+  timezone: string;
+  latitude: string;
+  longitude: string;
+  click: string;
+  injectCss: string;
+  injectJs: string;
+  blockImages: boolean;
+  blockFonts: boolean;
+  blockMedia: boolean;
+  blockScripts: boolean;
+  /** One pattern per line. */
+  blockUrls: string;
+  /** One "Name: value" per line. */
+  headers: string;
+  /** One "name=value" per line. */
+  cookies: string;
+  username: string;
+  password: string;
+  token: string;
 }
+
+/** Fields that hold credentials: they go to the capture, and are never written back into the page. */
+const WRITE_ONLY = ['headers', 'cookies', 'password', 'token'] as const satisfies readonly (keyof TryValues)[];
+
+const BLOCK_FIELDS = { blockImages: 'images', blockFonts: 'fonts', blockMedia: 'media', blockScripts: 'scripts' } as const;
 
 
 const DEFAULTS: TryValues = {
@@ -82,6 +122,25 @@ const DEFAULTS: TryValues = {
   darkMode: false,
   reducedMotion: false,
   cacheTtl: '0',
+  html: '',
+  userAgent: '',
+  locale: '',
+  timezone: '',
+  latitude: '',
+  longitude: '',
+  click: '',
+  injectCss: '',
+  injectJs: '',
+  blockImages: false,
+  blockFonts: false,
+  blockMedia: false,
+  blockScripts: false,
+  blockUrls: '',
+  headers: '',
+  cookies: '',
+  username: '',
+  password: '',
+  token: '',
 };
 
 /** The fields the form has: any other is refused (forms.ts). */
@@ -98,7 +157,8 @@ function cacheNote(body: ScreenshotResponse, cacheTtl: string): string {
   return body.cached ? 'Served from the cache, without rendering.' : `Rendered now, and cached for ${cacheTtl} seconds.`;
 }
 
-function tryPage(page: PageContext, sites: SiteView[], values: TryValues, errors: FieldErrors = {}, result?: TryResult, status = 200): void {
+function tryPage(page: PageContext, sites: SiteView[], given: TryValues, errors: FieldErrors = {}, result?: TryResult, status = 200): void {
+  const values: TryValues = { ...given, ...Object.fromEntries(WRITE_ONLY.map((name) => [name, ''])) };
   if (sites.length === 0) {
     page.send('Try it', html`<p>Captures count against a site. <a href="/dashboard/sites">Create a site</a> first.</p>`);
     return;
@@ -111,7 +171,7 @@ function tryPage(page: PageContext, sites: SiteView[], values: TryValues, errors
         ${formError(errors)}
         ${csrfField(page.csrfToken)}
         ${selectField({ label: 'Site', name: 'siteId', value: values.siteId, errors, choices: sites.map((site) => ({ value: site.id, label: site.name })), hint: 'The capture counts against this site.' })}
-        ${textField({ label: 'URL', name: 'url', type: 'url', value: values.url, required: true, hint: 'An http or https address, e.g. https://example.com', errors })}
+        ${textField({ label: 'URL', name: 'url', type: 'url', value: values.url, hint: 'An http or https address, e.g. https://example.com; or leave it empty and give HTML below.', errors })}
         ${selectField({ label: 'Quality', name: 'quality', value: values.quality, errors, choices: PROFILE_NAMES.map((name) => ({ value: name, label: name })) })}
         ${textField({ label: 'Extra wait (ms)', name: 'wait', type: 'number', value: values.wait, hint: 'Optional: 1000 to 8000 after the page has loaded.', errors })}
         ${checkboxField({ label: 'Full page', name: 'fullPage', checked: values.fullPage, errors })}
@@ -130,6 +190,35 @@ function tryPage(page: PageContext, sites: SiteView[], values: TryValues, errors
           ${textField({ label: 'Hide selectors', name: 'hideSelectors', multiline: true, value: values.hideSelectors, hint: `Optional: one CSS selector per line, at most ${MAX_HIDE_SELECTORS}. Matching elements are hidden before the capture.`, errors })}
           ${checkboxField({ label: 'Dark mode', name: 'darkMode', checked: values.darkMode, hint: 'The page sees prefers-color-scheme: dark.', errors })}
           ${checkboxField({ label: 'Reduce motion', name: 'reducedMotion', checked: values.reducedMotion, hint: 'The page sees prefers-reduced-motion: reduce.', errors })}
+        </fieldset>
+        <fieldset>
+          <legend>Document and visitor</legend>
+          ${textField({ label: 'HTML instead of the URL', name: 'html', multiline: true, value: values.html, hint: 'Optional: a document rendered at an opaque origin; everything it loads passes the network guard.', errors })}
+          ${textField({ label: 'User agent', name: 'userAgent', value: values.userAgent, hint: "Optional: replaces the profile's.", errors })}
+          ${textField({ label: 'Locale', name: 'locale', value: values.locale, hint: 'Optional: a language tag such as fr-FR (Accept-Language, navigator.language).', errors })}
+          ${textField({ label: 'Time zone', name: 'timezone', value: values.timezone, hint: 'Optional: an IANA name such as Europe/Paris.', errors })}
+          ${textField({ label: 'Latitude', name: 'latitude', type: 'number', value: values.latitude, hint: 'Optional, with longitude: the position the page may read.', errors })}
+          ${textField({ label: 'Longitude', name: 'longitude', type: 'number', value: values.longitude, errors })}
+        </fieldset>
+        <fieldset>
+          <legend>Before the capture</legend>
+          ${textField({ label: 'Click', name: 'click', value: values.click, hint: 'Optional: a CSS selector whose element is clicked once visible.', errors })}
+          ${textField({ label: 'CSS to inject', name: 'injectCss', multiline: true, value: values.injectCss, errors })}
+          ${textField({ label: 'Script to run', name: 'injectJs', multiline: true, value: values.injectJs, hint: 'Runs once the page has loaded; await works.', errors })}
+          ${checkboxField({ label: 'Block images', name: 'blockImages', checked: values.blockImages, errors })}
+          ${checkboxField({ label: 'Block fonts', name: 'blockFonts', checked: values.blockFonts, errors })}
+          ${checkboxField({ label: 'Block audio and video', name: 'blockMedia', checked: values.blockMedia, errors })}
+          ${checkboxField({ label: 'Block scripts', name: 'blockScripts', checked: values.blockScripts, errors })}
+          ${textField({ label: 'Block URLs', name: 'blockUrls', multiline: true, value: values.blockUrls, hint: 'Optional: one pattern per line; * matches anything.', errors })}
+        </fieldset>
+        <fieldset>
+          <legend>Behind a login</legend>
+          <p class="hint">Sent to the URL's own origin only, and never shown again on this page.</p>
+          ${textField({ label: 'Headers', name: 'headers', multiline: true, value: values.headers, hint: 'One "Name: value" per line.', errors })}
+          ${textField({ label: 'Cookies', name: 'cookies', multiline: true, value: values.cookies, hint: 'One "name=value" per line.', errors })}
+          ${textField({ label: 'Basic auth user name', name: 'username', value: values.username, autocomplete: 'off', errors })}
+          ${textField({ label: 'Basic auth password', name: 'password', type: 'password', value: '', autocomplete: 'new-password', errors })}
+          ${textField({ label: 'Bearer token', name: 'token', type: 'password', value: '', autocomplete: 'off', hint: 'Instead of a user name and password.', errors })}
         </fieldset>
         <fieldset>
           <legend>Cache</legend>
@@ -197,8 +286,53 @@ function screenshotBodyOf(values: TryValues): Record<string, unknown> {
     darkMode: values.darkMode,
     reducedMotion: values.reducedMotion,
     cacheTtl: numberIn(values.cacheTtl),
+    ...visitBodyOf(values),
   };
   return Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
+}
+
+/** Lines of a text area, trimmed, without the empty ones. */
+function linesOf(value: string): string[] {
+  return value
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter(Boolean);
+}
+
+/** "left<sep>right" into its two parts (trimmed); a line without the separator is all left, which the schema then refuses. */
+function pairOf(line: string, separator: string): [string, string] {
+  const at = line.indexOf(separator);
+  return at < 0 ? [line, ''] : [line.slice(0, at).trim(), line.slice(at + 1).trim()];
+}
+
+/** The visit options of the form, in the body's shape; each absent when its fields are empty. */
+function visitBodyOf(values: TryValues): Record<string, unknown> {
+  const headers = linesOf(values.headers).map((line) => pairOf(line, ':'));
+  const cookies = linesOf(values.cookies).map((line) => pairOf(line, '='));
+  const blockResources = Object.entries(BLOCK_FIELDS).flatMap(([field, kind]) => (values[field as keyof typeof BLOCK_FIELDS] ? [kind] : []));
+  const blockUrls = linesOf(values.blockUrls);
+  const authorization =
+    values.token !== ''
+      ? { type: 'bearer', token: values.token }
+      : values.username !== '' || values.password !== ''
+        ? { type: 'basic', username: values.username, password: values.password }
+        : undefined;
+  return {
+    url: values.html.trim() !== '' && values.url === '' ? undefined : textIn(values.url),
+    html: textIn(values.html.trim()),
+    userAgent: textIn(values.userAgent),
+    locale: textIn(values.locale),
+    timezone: textIn(values.timezone),
+    geolocation: values.latitude !== '' || values.longitude !== '' ? { latitude: numberIn(values.latitude), longitude: numberIn(values.longitude) } : undefined,
+    click: textIn(values.click),
+    injectCss: textIn(values.injectCss.trim()),
+    injectJs: textIn(values.injectJs.trim()),
+    blockResources: blockResources.length > 0 ? blockResources : undefined,
+    blockUrls: blockUrls.length > 0 ? blockUrls : undefined,
+    headers: headers.length > 0 ? Object.fromEntries(headers) : undefined,
+    cookies: cookies.length > 0 ? cookies.map(([name, value]) => ({ name, value })) : undefined,
+    authorization,
+  };
 }
 
 export async function showTry(page: PageContext): Promise<void> {
@@ -230,6 +364,25 @@ export function captureTry(deps: DashboardDeps) {
       darkMode: checked('darkMode'),
       reducedMotion: checked('reducedMotion'),
       cacheTtl: text('cacheTtl'),
+      html: field(ctx, 'html'),
+      userAgent: text('userAgent'),
+      locale: text('locale'),
+      timezone: text('timezone'),
+      latitude: text('latitude'),
+      longitude: text('longitude'),
+      click: text('click'),
+      injectCss: field(ctx, 'injectCss'),
+      injectJs: field(ctx, 'injectJs'),
+      blockImages: checked('blockImages'),
+      blockFonts: checked('blockFonts'),
+      blockMedia: checked('blockMedia'),
+      blockScripts: checked('blockScripts'),
+      blockUrls: field(ctx, 'blockUrls'),
+      headers: field(ctx, 'headers'),
+      cookies: field(ctx, 'cookies'),
+      username: text('username'),
+      password: field(ctx, 'password'),
+      token: text('token'),
     };
     const account = page.signedIn.account;
     let result: TryResult;

@@ -4,6 +4,7 @@ import { principalOf } from '../../auth/hosted-key.ts';
 import { MAX_BATCH } from '../../captures/config.ts';
 import { sendAccepted, type Submission } from '../../captures/service.ts';
 import { submitParser, submitSchemas } from '../../captures/submit-body.ts';
+import { captureOptionsProblems } from '../capture-options.ts';
 import { screenshotMessages, toCaptureRequest } from '../screenshot.ts';
 import type { ApiRoute } from './route.ts';
 import { checkDomain, resolveSite } from './hosted-capture.ts';
@@ -14,7 +15,7 @@ export const hostedSubmitSchemas = submitSchemas(hostedScreenshotBodySchema);
 const parse = submitParser<HostedScreenshotBody>(hostedSubmitSchemas.single, [
   ...screenshotMessages,
   (e: ErrorObject) => (e.instancePath === '/site_id' ? 'site_id must be a non-empty string of at most 64 characters' : undefined),
-]);
+], captureOptionsProblems);
 
 const acceptedSchema = {
   type: 'object',
@@ -60,7 +61,7 @@ export const createCaptureRoute: ApiRoute = {
       const submissions: Submission[] = [];
       for (const { site_id: siteId, webhookUrl, idempotencyKey, ...body } of items) {
         const site = await resolveSite(store, key, siteId);
-        checkDomain(key, site, body.url);
+        checkDomain(key, site, body);
         // The domains travel with the capture, so that the renderer holds every page it loads to them.
         const scope = key.restrictDomains ? { allowedDomains: site.allowedDomains } : {};
         submissions.push({

@@ -3,6 +3,7 @@ import { domainRefusal, hostMatches, hostOfUrl, isDomainRefusal } from '../../..
 import { BadRequest, Forbidden, NotFound, Unauthorized } from '../../../../../lib/errors.ts';
 import type { ApiKey, Site, Store } from '../../../../../lib/store/store.ts';
 import type { CaptureFormat } from '../../../../renderer/src/capture/image-formats.ts';
+import { restrictedOptionRefusal } from '../../../../renderer/src/guard/domain-scope.ts';
 import type { Principal } from '../../auth/hosted-key.ts';
 import { recordAuthFailure } from '../../metrics.ts';
 import { captureScreenshot, toCaptureRequest, type ScreenshotBody } from '../screenshot.ts';
@@ -42,10 +43,18 @@ export async function resolveSite(store: Store, key: ApiKey, siteId: string | un
   return site;
 }
 
-/** SPEC 2.6: a restricted key captures only its site's allowed domains, read now, and their subdomains. */
-export function checkDomain(key: ApiKey, site: Site, url: string): void {
+/**
+ * SPEC 2.6: a restricted key captures only its site's allowed domains, read now, and their
+ * subdomains; and neither html nor injectJs, which could show any site (restrictedOptionRefusal).
+ */
+export function checkDomain(key: ApiKey, site: Site, page: { url?: string; html?: string; injectJs?: string }): void {
   if (!key.restrictDomains) return;
-  const host = hostOfUrl(url);
+  const refusal = restrictedOptionRefusal(page);
+  if (refusal) {
+    recordAuthFailure('domain_forbidden');
+    throw new Forbidden(refusal);
+  }
+  const host = hostOfUrl(page.url ?? '');
   if (host === undefined || !hostMatches(host, site.allowedDomains)) {
     recordAuthFailure('domain_forbidden');
     throw new Forbidden(domainRefusal(host, undefined, site.id));
@@ -68,7 +77,7 @@ export interface HostedCapture {
 export async function captureForKey(deps: HostedDeps, ctx: Context, { key, account }: Principal, request: HostedCapture) {
   const { store, renderer, limiter, logger, resultCache } = deps;
   const site = await resolveSite(store, key, request.siteId);
-  checkDomain(key, site, request.given.url);
+  checkDomain(key, site, request.given);
   await limiter.consume(ctx, key.id, account.rateLimitPerMinute);
   const { body, raw } = request.chooseFormat();
 

@@ -29,16 +29,20 @@ export function openApiDocument(routes: readonly ApiRoute[], version: string): J
       version,
       description:
         'Screenshots as JSON, for accounts with sites and API keys. Every error is JSON: `{"success": false, "error": "..."}`, except 401, which is `{"error": "..."}`.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
+    // Relative: the paths are on the service that serves this document. Absolute URLs come from
+    // configuration, never from a request's Host, and the API has no public base URL setting.
+    servers: [{ url: '/', description: 'The service that serves this document' }],
     tags: [
-      { name: 'Screenshots' },
-      { name: 'Sites' },
-      { name: 'API keys' },
-      { name: 'Usage' },
-      { name: 'Documentation' },
-      { name: 'Captures' },
+      { name: 'Screenshots', description: 'Captures answered in the same request: POST /api/screenshot, and GET /api/render for signed links.' },
+      { name: 'Sites', description: "An account's sites and their allowed domains." },
+      { name: 'API keys', description: 'Full-access and site keys; a key is shown once, when it is made or regenerated.' },
+      { name: 'Usage', description: 'Captures, failures and bytes by site, key and monitor.' },
+      { name: 'Documentation', description: 'This document.' },
+      { name: 'Captures', description: 'Asynchronous captures: a 202 at once, the result later, and a signed webhook.' },
       { name: 'Operator', description: "For the Kubernetes operator: objects looked up by the resource that owns them. Authenticated by a trusted ServiceAccount's token, not an API key." },
-      { name: 'Monitors' },
+      { name: 'Monitors', description: 'Pages captured on a schedule and compared with a baseline.' },
     ],
     components: {
       securitySchemes: {

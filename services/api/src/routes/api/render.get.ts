@@ -4,6 +4,7 @@ import { looksLikeApiKey } from '../../../../../lib/api-keys.ts';
 import { BadRequest, Forbidden, Unauthorized } from '../../../../../lib/errors.ts';
 import { LINK_PARAMETERS, RENDER_PATH, signatureMatches, splitSignedQuery } from '../../../../../lib/render-links.ts';
 import type { Store } from '../../../../../lib/store/store.ts';
+import { hasCredentials } from '../../../../renderer/src/capture/visit-options.ts';
 import { CAPTURE_FORMATS, DEFAULT_IMAGE_FORMAT, MIME_TYPES } from '../../../../renderer/src/capture/image-formats.ts';
 import { authenticate, touchKey, type Principal } from '../../auth/hosted-key.ts';
 import { recordAuthFailure } from '../../metrics.ts';
@@ -21,6 +22,13 @@ import { hostedScreenshotBodySchema, validateBody } from './screenshot.post.ts';
  * an ETag and a public Cache-Control from cacheTtl; errors stay JSON with a 4xx/5xx status, so an
  * `<img>` shows a broken image.
  */
+
+/**
+ * A link is read by every browser, proxy, log and Referer it passes through, and its signature only
+ * proves who made it: credentials cannot ride in one, whatever signs it.
+ */
+export const CREDENTIALS_IN_LINK =
+  'headers, cookies and authorization cannot ride in a render link: a link is seen by every browser, proxy and log it passes through; capture pages behind a login with POST /api/screenshot';
 
 const KEY_ID = /^key_[0-9a-f]{24}$/;
 /** 12 digits: any Unix time in seconds until the year 33658; more would be a mistake, not a date. */
@@ -234,6 +242,7 @@ export const renderRoute: ApiRoute = {
     const { principal, expires, options } = await checkLink(deps.store, ctx.querystring);
     await touchKey(deps.store, principal.key);
     const { site_id: siteId, ...body } = validateBody(options);
+    if (hasCredentials(body)) throw new BadRequest(CREDENTIALS_IN_LINK);
     // A link answers its format's bytes whatever the Accept header says: an <img> accepts anything.
     const chooseFormat = () => ({ body, raw: body.format ?? DEFAULT_IMAGE_FORMAT });
     const { answer, raw, recordCapture } = await captureForKey(deps, ctx, principal, { given: body, siteId, chooseFormat, started });

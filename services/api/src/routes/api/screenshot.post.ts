@@ -52,7 +52,7 @@ export const hostedScreenshotRoute: ApiRoute = {
   operationId: 'captureScreenshot',
   summary: 'Capture a screenshot',
   description:
-    'Renders the URL in Chromium and returns the PNG (or the format asked for: JPEG, WebP, or a PDF printed from the page) as a data URI. Checks, in order: the key (401), the site (400 without site_id on a full-access key, ' +
+    'Renders the URL (or an html document) in Chromium and returns the PNG (or the format asked for: JPEG, WebP, or a PDF printed from the page) as a data URI. Checks, in order: the key (401), the site (400 without site_id on a full-access key, ' +
     '404 for a site that is not the account\'s, 403 for a site key given another site), the domain (403), the rate limit (429), then captures.',
   tag: 'Screenshots',
   access: 'any-key',
@@ -73,7 +73,7 @@ export const hostedScreenshotRoute: ApiRoute = {
     },
   },
   errors: {
-    403: 'The URL\'s host, or that of a page it redirects or navigates to, is not among the site\'s allowed domains; or the site key belongs to another site',
+    403: 'The URL\'s host, or that of a page it redirects or navigates to, is not among the site\'s allowed domains; or html with a domain-restricted key; or the site key belongs to another site',
     404: 'The site does not exist or belongs to another account',
     406: 'Accept allows neither JSON nor the media type of the requested format',
     408: 'The page took too long to load, or no element matching waitForSelector became visible in time',
