@@ -1,13 +1,7 @@
 /**
  * The OpenAPI tools the document is checked with: Redocly's linter (@redocly/openapi-core) and
- * openapi-typescript. They are devDependencies; until a checkout has them, OPENAPI_TOOLS_DIR may
- * name a node_modules that does (after `npm install --prefix /tmp/oas --ignore-scripts
- * @redocly/openapi-core openapi-typescript`: OPENAPI_TOOLS_DIR=/tmp/oas/node_modules).
- * Missing tools fail the test that needs them, loudly, rather than skip it.
+ * openapi-typescript, both devDependencies (neither runs an install script).
  */
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 
 export interface LintProblem {
   ruleId: string;
@@ -27,13 +21,7 @@ export interface OpenApiTypeScript {
 }
 
 async function load(name: string): Promise<Record<string, unknown>> {
-  try {
-    return (await import(name)) as Record<string, unknown>;
-  } catch (err) {
-    const dir = process.env.OPENAPI_TOOLS_DIR;
-    if (!dir) throw new Error(`${name} is not installed: add it to devDependencies, or set OPENAPI_TOOLS_DIR to a node_modules that has it (${String(err)})`);
-    return (await import(pathToFileURL(createRequire(path.join(dir, 'index.js')).resolve(name)).href)) as Record<string, unknown>;
-  }
+  return (await import(name)) as Record<string, unknown>;
 }
 
 export async function loadRedocly(): Promise<Redocly> {
