@@ -33,7 +33,8 @@ if [[ -x "$OUT/$COMPONENT" ]]; then
   exit 0
 fi
 
-# build.env may set LDFLAGS (version stamps) and PACKAGE (default: the module's root package).
+# build.env may set LDFLAGS (version stamps), PACKAGE (default: the module's root package) and
+# export CGO_ENABLED=0 (a program that runs in a container image with no C library).
 LDFLAGS="" PACKAGE="."
 # shellcheck source=/dev/null
 [[ ! -f "$MODULE/build.env" ]] || . "$MODULE/build.env"

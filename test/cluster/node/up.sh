@@ -64,7 +64,7 @@ ensure_packages() {
   command -v ip >/dev/null 2>&1 && command -v ss >/dev/null 2>&1 || pkgs+=(iproute2)
   command -v curl >/dev/null 2>&1 || pkgs+=(curl)
   command -v openssl >/dev/null 2>&1 || pkgs+=(openssl)
-  [[ -x /bin/busybox ]] && ! grep -q ld-linux /bin/busybox || pkgs+=(busybox-static)   # the node's test image
+  dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || pkgs+=(busybox-static)   # the node's test image
   [[ ${#pkgs[@]} -gt 0 ]] || return 0
   command -v apt-get >/dev/null 2>&1 || die "missing ${pkgs[*]} and no apt-get to install them"
   log "installing with apt-get: ${pkgs[*]}"

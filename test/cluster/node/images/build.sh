@@ -2,8 +2,9 @@
 # Build the node's two images as OCI archives (no registry, no container tool), once per content,
 # into the cache beside test/cluster/build.sh's binaries:
 #   localhost/k8s-local/pause:3.8   the pod sandbox: test/cluster/pause, a static Go program
-#   localhost/k8s-local/busybox:1   Debian's busybox-static (sh, wget, nslookup, httpd, ...); its
-#                                   default command serves "hello from <hostname>" on port 8080
+#   localhost/k8s-local/busybox:1   Debian's busybox-static (sh, wget, nslookup, httpd, ...) and
+#                                   test/cluster/kget; its default command serves
+#                                   "hello from <hostname>" on port 8080
 #
 #   build.sh        prints the folder that holds pause.tar and busybox.tar as its last line
 #
@@ -14,12 +15,14 @@ HERE="$(CDPATH='' cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 CLUSTER_DIR="$(CDPATH='' cd -- "$HERE/../.." && pwd -P)"
 BB=/bin/busybox   # Debian's busybox-static
 [[ $# -eq 0 ]] || { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2; exit 2; }
-# busybox-static's binary has no interpreter: the dynamic busybox package's has one
-[[ -x "$BB" ]] && ! grep -q 'ld-linux' "$BB" || { echo "need Debian's busybox-static ($BB)" >&2; exit 1; }
+# the dynamic busybox package installs the same path, and its binary would not run in the image
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' && [[ -x "$BB" ]] \
+  || { echo "need Debian's busybox-static ($BB)" >&2; exit 1; }
 PAUSE="$("$CLUSTER_DIR/build.sh" pause | tail -n 1)"
+KGET="$("$CLUSTER_DIR/build.sh" kget | tail -n 1)"
 
 CACHE="${VIEWFINDER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/viewfinder}"
-KEY="$(cat "$HERE/build.sh" "$HERE/mkimage.sh" "$PAUSE" "$BB" | sha256sum | cut -c1-16)"
+KEY="$(cat "$HERE/build.sh" "$HERE/mkimage.sh" "$PAUSE" "$KGET" "$BB" | sha256sum | cut -c1-16)"
 OUT="$CACHE/images/node-$KEY"
 if [[ ! -f "$OUT/busybox.tar" ]]; then
   W="$(mktemp -d)"; trap 'rm -rf "$W"' EXIT
@@ -30,6 +33,7 @@ if [[ ! -f "$OUT/busybox.tar" ]]; then
   R="$W/busybox"; mkdir -p "$R/bin" "$R/etc" "$R/tmp" "$R/proc" "$R/sys" "$R/dev" "$R/root"
   chmod 1777 "$R/tmp"
   install -m 755 "$BB" "$R/bin/busybox"
+  install -m 755 "$KGET" "$R/bin/kget"   # an API client's TLS, which busybox's wget lacks
   for a in $("$BB" --list); do [[ $a == busybox ]] || ln -s busybox "$R/bin/$a"; done
   printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' > "$R/etc/passwd"
   printf 'root:x:0:\nnogroup:x:65534:\n' > "$R/etc/group"

@@ -1,0 +1,3 @@
+module viewfinder.dev/test-cluster/kget
+
+go 1.26.0
