@@ -271,6 +271,16 @@ describeOnEachTarget('operator', 60_000, (start) => {
       expect(metrics).not.to.include('storefront');
       expect(metrics).not.to.include(ctx.target.namespace);
     });
+
+    it('answers /readyz 503 ApiUnavailable while the API is unreachable though no reconcile has called it, and 200 once it answers', async () => {
+      const readyz = `http://127.0.0.1:${ctx.running.operator.port}/readyz`;
+      await ctx.running.api.stop();
+      const unready = await fetch(readyz);
+      expect(unready.status).to.equal(503);
+      expect(await unready.json()).to.include({ success: false, reason: 'ApiUnavailable' });
+      await ctx.running.api.start();
+      expect((await fetch(readyz)).status).to.equal(200);
+    });
   });
 });
 
