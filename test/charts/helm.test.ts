@@ -389,6 +389,13 @@ describe('chart rendered by helm', function () {
       expect(apiDeployment(render(embedded)).spec.replicas).to.equal(1);
     });
 
+    it('keeps the embedded store\'s claim on helm uninstall (helm.sh/resource-policy: keep), as the MongoDB Secret is kept, unless told not to', () => {
+      const kept = one(render(undefined, ['store=embedded']), 'PersistentVolumeClaim', 'api');
+      expect(kept.metadata.annotations).to.deep.equal({ 'helm.sh/resource-policy': 'keep' });
+      const dropped = one(render(undefined, ['store=embedded', 'embeddedStore.persistence.keepOnUninstall=false']), 'PersistentVolumeClaim', 'api');
+      expect(dropped.metadata.annotations).to.equal(undefined);
+    });
+
     it('puts the embedded store on an emptyDir without persistence, or on an existing claim', () => {
       const ephemeral = render(undefined, ['store=embedded', 'embeddedStore.persistence.enabled=false']);
       expect(dataVolume(ephemeral)).to.deep.equal({ name: 'data', emptyDir: { sizeLimit: '1Gi' } });
