@@ -6,7 +6,7 @@ import { loadOperatorConfig } from '../../operator/src/config.ts';
 import { loadApiConfig } from '../../services/api/src/config.ts';
 import { loadRendererServiceConfig } from '../../services/renderer/src/config.ts';
 import { helm } from '../support/k8s-tools.ts';
-import { CHART, ciValueFiles, defaultValues, mergeValues, readYaml, type Values } from './chart.ts';
+import { bytesOf, CHART, ciValueFiles, defaultValues, mergeValues, readYaml, type Values } from './chart.ts';
 import { exceptProblem, ipBlocks } from './network-policy-cidr.ts';
 
 /**
@@ -469,6 +469,12 @@ describe('chart rendered by helm', function () {
       expect(notes).to.include(`kubectl -n ${NAMESPACE} exec deploy/${RELEASE}-viewfinder-api -- node bin/viewfinder.ts accounts create "Acme"`);
       expect(notes).to.include('The store is embedded');
     });
+  });
+
+  it("requests for the operator at least the 120 MiB working set measured on the real node (104 to 120 MiB)", () => {
+    const operator = one(render(`${CHART}ci/embedded-values.yaml`), 'Deployment', 'operator').spec.template.spec.containers[0];
+    expect(bytesOf(operator.resources.requests.memory)).to.be.at.least(120 * 2 ** 20);
+    expect(bytesOf(operator.resources.limits.memory)).to.be.greaterThan(bytesOf(operator.resources.requests.memory));
   });
 
   it('refuses a misspelt value through values.schema.json', () => {
