@@ -477,6 +477,33 @@ describe('chart rendered by helm', function () {
     expect(bytesOf(operator.resources.limits.memory)).to.be.greaterThan(bytesOf(operator.resources.requests.memory));
   });
 
+  describe('Kubernetes 1.33 to 1.37 (Chart.yaml kubeVersion)', () => {
+    // Served and not deprecated in 1.33 to 1.37; the other groups are the CRDs of KEDA and the Prometheus Operator.
+    const STABLE = ['v1', 'apps/v1', 'rbac.authorization.k8s.io/v1', 'networking.k8s.io/v1', 'policy/v1', 'autoscaling/v2', 'monitoring.coreos.com/v1', 'keda.sh/v1alpha1'];
+    const everything = ['metrics.serviceMonitor.enabled=true', 'metrics.prometheusRule.enabled=true', 'metrics.dashboard.enabled=true', 'ingress.enabled=true'];
+
+    for (const version of ['1.33.0', '1.37.2']) {
+      it(`installs on ${version} and renders only stable APIs there, with every optional object on (and no v1 Endpoints)`, () => {
+        for (const sets of [everything, ['store=embedded', 'renderer.autoscaling.signal=busySlots', 'renderer.autoscaling.prometheusServerAddress=http://prometheus:9090']]) {
+          const args = ['template', RELEASE, CHART, '--namespace', NAMESPACE, '--kube-version', version, ...sets.flatMap((set) => ['--set', set])];
+          const { status, output, stdout } = helm(args);
+          expect(status, output).to.equal(0);
+          const manifests = parseAllDocuments(stdout).map((document) => document.toJS() as Manifest | null).filter((m): m is Manifest => m !== null);
+          expect(manifests.filter((m) => !STABLE.includes(m.apiVersion)).map((m) => `${m.apiVersion} ${m.kind}`)).to.deep.equal([]);
+          expect(manifests.filter((m) => m.kind === 'Endpoints')).to.deep.equal([]);
+        }
+      });
+    }
+
+    it('refuses Kubernetes older than 1.33 and newer than 1.37, naming the range', () => {
+      for (const version of ['1.32.9', '1.38.0']) {
+        const { status, output } = helm(['template', RELEASE, CHART, '--kube-version', version]);
+        expect(status, `${version}: ${output}`).to.not.equal(0);
+        expect(output).to.include('>=1.33.0-0 <1.38.0-0');
+      }
+    });
+  });
+
   it('refuses a misspelt value through values.schema.json', () => {
     const { status, output } = helm(['template', RELEASE, CHART, '--set', 'renderer.replicaCount=3']);
     expect(status).to.not.equal(0);
