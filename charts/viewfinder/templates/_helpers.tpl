@@ -141,6 +141,8 @@ Call with (dict "root" $ "secret" name "key" key "length" n).
   value: {{ .Values.logLevel | quote }}
 - name: SHUTDOWN_TIMEOUT_MS
   value: {{ .Values.shutdownTimeoutSeconds | mul 1000 | quote }}
+- name: DRAIN_GRACE_MS
+  value: {{ .Values.drainGraceSeconds | mul 1000 | quote }}
 {{- end -}}
 
 {{/* The API's store in hosted mode: DATA_DIR on its volume with store=embedded, else MONGODB_URI from its Secret. */}}
