@@ -14,7 +14,7 @@ import { exceptProblem, ipBlocks } from './network-policy-cidr.ts';
  * what it renders, with the Helm v4 that `make k8s-tools` installs (helm is not in Debian).
  */
 
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [key: string]: any };
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; [key: string]: any };
 
 const NAMESPACE = 'viewfinder';
 const RELEASE = 'vf';
@@ -154,7 +154,7 @@ describe('chart rendered by helm', function () {
         expect(mounts.some((mount) => api.resultCache.backend === 'disk' && api.resultCache.dir.startsWith(`${mount}/`)), 'the cache dir is on a mounted volume').to.equal(true);
       }
       const grace = one(manifests, 'Deployment', 'renderer').spec.template.spec.terminationGracePeriodSeconds;
-      expect(grace * 1000, 'the pod outlives the drain').to.be.greaterThan(renderer.shutdownTimeoutMs);
+      expect(grace * 1000, 'the pod outlives the drain: its grace, then its captures').to.be.greaterThan(renderer.drainGraceMs + renderer.shutdownTimeoutMs);
     });
 
     it(`renders NetworkPolicy excepts the API server accepts (same family, strict subset of the cidr) with ${label}`, () => {
