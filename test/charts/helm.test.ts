@@ -225,6 +225,18 @@ describe('chart rendered by helm', function () {
     expect(leaseRole.metadata.namespace).to.equal(NAMESPACE);
   });
 
+  it("makes the operator's Lease owned by its Deployment (LEASE_OWNER_DEPLOYMENT), which it may only get, so that helm uninstall's garbage collection takes the Lease", () => {
+    const manifests = render();
+    const deployment = one(manifests, 'Deployment', 'operator');
+    const config = loadOperatorConfig({ ...processEnv(deployment.spec.template.spec.containers[0]), POD_NAMESPACE: NAMESPACE });
+    expect(config.leaderElection.ownerDeployment).to.equal(deployment.metadata.name);
+    expect(config.leaderElection.leaseNamespace).to.equal(NAMESPACE);
+    const leaseRole = byKind(manifests, 'Role').find((role) => role.rules.some((rule: any) => rule.resources.includes('leases'))) as Manifest;
+    expect(leaseRole.rules.filter((rule: any) => rule.apiGroups.includes('apps'))).to.deep.equal([
+      { apiGroups: ['apps'], resources: ['deployments'], resourceNames: [deployment.metadata.name], verbs: ['get'] },
+    ]);
+  });
+
   it('binds Roles in the watched namespaces only, when operator.watchNamespaces is set', () => {
     const manifests = render(undefined, ['operator.watchNamespaces={shop,blog}']);
     expect(byKind(manifests, 'ClusterRole').filter((role) => role.metadata.labels?.['app.kubernetes.io/component'] === 'operator')).to.deep.equal([]);
