@@ -30,6 +30,7 @@ const CASES: Array<{ cidr: string; except: string; problem: RegExp | undefined; 
   // ...and no leading zeros.
   { cidr: '0.0.0.0/0', except: '010.0.0.0/8', problem: /leading zeros/, server: /must not have leading 0s/ },
   { cidr: '0.0.0.0/0', except: '10.0.0.0/08', problem: /leading zeros/, server: /must not have leading 0s/ },
+  { cidr: '::/0', except: 'fc00::/07', problem: /leading zeros/, server: /must not have leading 0s/ },
   // A strict subset of the cidr, in its family.
   { cidr: '0.0.0.0/0', except: 'fc00::/7', problem: /not in the family/, server: SUBSET },
   { cidr: '::/0', except: '10.0.0.0/8', problem: /not in the family/, server: SUBSET },

@@ -54,7 +54,8 @@ const networkOf = ({ family, value, prefix }: ParsedCidr) =>
 
 /** Why strict validation (v1.36+) refuses one CIDR, or undefined when it accepts it. */
 export function cidrProblem(text: string): string | undefined {
-  if (LEADING_ZERO.test(text) && !text.includes(':')) return `${text} has leading zeros`;
+  // In the prefix length of either family (netip.ParsePrefix), in the octets of IPv4 (IPv6 groups may have them).
+  if (/\/0\d/.test(text) || (LEADING_ZERO.test(text) && !text.includes(':'))) return `${text} has leading zeros`;
   const parsed = parseCidr(text);
   if (!parsed) return `${text} is not a CIDR`;
   if (parsed.mapped) return `${text} is an IPv4-mapped IPv6 CIDR`;
