@@ -19,7 +19,7 @@ die() { log "ERROR: $*"; exit 1; }
 COMPONENT="$1" MODULE="$HERE/$1"
 command -v go >/dev/null 2>&1 || die "no Go toolchain on PATH (Go 1.26 or newer builds the test cluster)"
 # Never let go fetch a toolchain of its own: the machine's Go builds everything.
-export GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-} -mod=readonly" CGO_ENABLED="${CGO_ENABLED:-0}"
+export GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-} -mod=readonly"
 
 CACHE="${VIEWFINDER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/viewfinder}"
 case "$CACHE/" in "$(CDPATH='' cd -- "$HERE/../.." && pwd -P)/"*) die "VIEWFINDER_CACHE must be outside the clone: $CACHE" ;; esac

@@ -154,6 +154,19 @@ EOF
   chmod 600 ./*.key admin.token tokens.csv
   rm -f ./*.csr
 }
+# Pod Security Admission enforces `restricted` in every namespace but kube-system, as a hardened
+# platform does: the chart's pods must be admitted there (a namespace's own labels can still relax it)
+cat > "$RUN/admission.yaml" <<'EOF'
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: PodSecurity
+  configuration:
+    apiVersion: pod-security.admission.config.k8s.io/v1
+    kind: PodSecurityConfiguration
+    defaults: {enforce: restricted, enforce-version: latest, audit: restricted, audit-version: latest, warn: restricted, warn-version: latest}
+    exemptions: {usernames: [], runtimeClasses: [], namespaces: [kube-system]}
+EOF
 if [[ ! -f "$PKI/front-proxy-client.crt" || ! -f "$PKI/tokens.csv" ]]; then
   log "generating PKI"
   rm -rf "$PKI.tmp"; mkdir -m 700 "$PKI.tmp"
@@ -338,6 +351,7 @@ start_apiserver() {
     --service-account-signing-key-file "$PKI/sa.key" \
     --service-cluster-ip-range 10.96.0.0/16 \
     --allow-privileged=true --profiling=false --endpoint-reconciler-type none \
+    --admission-control-config-file "$RUN/admission.yaml" --enable-aggregator-routing=true \
     --v=1
 }
 start_kcm() {

@@ -5,7 +5,8 @@
  * the node once per run, pods and their readiness, and clients that capture through a Service.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CoreV1Api, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -61,10 +62,23 @@ export function realNode(): { stateDir: string } | { skip: string } {
 
 let imageLoaded: { buildSeconds: number; loadSeconds: number } | undefined;
 
-/** Builds the image with tools/image/build.sh (what `make image` runs; cached after the first run) and loads it into the node. */
+/**
+ * Builds the image with tools/image/build.sh (what `make image` runs; cached after the first run) and
+ * loads it into the node. The archive (about 1.6 GB) is written to a temporary folder and deleted
+ * once the node has it, so that no run leaves it behind.
+ */
 export function buildAndLoadImage(stateDir: string): { buildSeconds: number; loadSeconds: number } {
   if (imageLoaded) return imageLoaded;
-  const archive = path.join(REPO, 'build', `viewfinder-${IMAGE.tag}.tar`);
+  const folder = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-image-'));
+  try {
+    imageLoaded = buildAndLoadThrough(path.join(folder, `viewfinder-${IMAGE.tag}.tar`), stateDir);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+  return imageLoaded;
+}
+
+function buildAndLoadThrough(archive: string, stateDir: string): { buildSeconds: number; loadSeconds: number } {
   let started = performance.now();
   const built = spawnSync('bash', [`${REPO}tools/image/build.sh`], {
     env: { ...process.env, IMAGE: `${IMAGE.repository}:${IMAGE.tag}`, IMAGE_ARCHIVE: archive },
@@ -77,8 +91,7 @@ export function buildAndLoadImage(stateDir: string): { buildSeconds: number; loa
   const loaded = spawnSync(LOAD_IMAGE, [stateDir, archive], { encoding: 'utf8' });
   if (loaded.status !== 0) throw new Error(`load-image.sh failed:\n${loaded.stdout}${loaded.stderr}`);
   if (!loaded.stdout.includes(`${IMAGE.repository}:${IMAGE.tag}`)) throw new Error(`the node does not list ${IMAGE.repository}:${IMAGE.tag}:\n${loaded.stdout}`);
-  imageLoaded = { buildSeconds, loadSeconds: (performance.now() - started) / 1000 };
-  return imageLoaded;
+  return { buildSeconds, loadSeconds: (performance.now() - started) / 1000 };
 }
 
 export interface Pod {
@@ -129,6 +142,10 @@ export function clusterIP(namespace: string, service: string): string {
 }
 
 /** A page served inside the cluster: the node's busybox answers "hello from <pod>" on 8080, behind Service `pages` on port 80. */
+/** What Pod Security "restricted" asks of a pod and its containers (the test cluster enforces it). */
+export const RESTRICTED_POD = { runAsNonRoot: true, runAsUser: 65534, runAsGroup: 65534, seccompProfile: { type: 'RuntimeDefault' } };
+export const RESTRICTED_CONTAINER = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+
 export async function deployPages(namespace: string): Promise<{ url: string; ip: string }> {
   const manifest = {
     apiVersion: 'v1',
@@ -144,11 +161,13 @@ export async function deployPages(namespace: string): Promise<{ url: string; ip:
           template: {
             metadata: { labels: { app: 'pages' } },
             spec: {
+              securityContext: RESTRICTED_POD,
               containers: [
                 {
                   name: 'httpd',
                   image: 'localhost/k8s-local/busybox:1',
                   imagePullPolicy: 'Never',
+                  securityContext: RESTRICTED_CONTAINER,
                   ports: [{ containerPort: 8080 }],
                   readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
                 },

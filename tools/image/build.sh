@@ -71,6 +71,16 @@ buildah)
     buildah push --quiet "$IMAGE" "docker-archive:$IMAGE_ARCHIVE:$IMAGE" >/dev/null
   fi
   size=$(buildah images --format '{{.Size}}' "$IMAGE" | head -n 1)
+  # The image this build replaced, and the layers only it used, are dangling now: prune them, so
+  # that repeated builds (every CI run's real-node leg) do not grow buildah's store. Layers that the
+  # new image still uses stay, as the cache of the next build. Each pass removes one level.
+  pruned=0
+  for _ in $(seq 1 30); do
+    removed=$(buildah rmi --prune 2>/dev/null | grep -c . || true)
+    [ "$removed" -gt 0 ] || break
+    pruned=$((pruned + removed))
+  done
+  [ "$pruned" -eq 0 ] || log "pruned $pruned dangling images from buildah's store"
   ;;
 *)
   log "IMAGE_BUILDER must be docker, buildah or auto (got $IMAGE_BUILDER)"

@@ -27,17 +27,17 @@ if [[ ! -f "$OUT/busybox.tar" ]]; then
   install -m 755 "$PAUSE" "$W/pause/pause"
   "$HERE/mkimage.sh" localhost/k8s-local/pause:3.8 "$W/pause" "$W/out/pause.tar" '["/pause"]'
 
-  R="$W/busybox"; mkdir -p "$R/bin" "$R/www" "$R/etc" "$R/tmp" "$R/proc" "$R/sys" "$R/dev" "$R/root"
+  R="$W/busybox"; mkdir -p "$R/bin" "$R/etc" "$R/tmp" "$R/proc" "$R/sys" "$R/dev" "$R/root"
   chmod 1777 "$R/tmp"
   install -m 755 "$BB" "$R/bin/busybox"
   for a in $("$BB" --list); do [[ $a == busybox ]] || ln -s busybox "$R/bin/$a"; done
-  echo 'hello from busybox' > "$R/www/index.html"
   printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' > "$R/etc/passwd"
   printf 'root:x:0:\nnogroup:x:65534:\n' > "$R/etc/group"
   # no entrypoint: a pod's `command` or `args` replaces the default command; the page names the pod
-  # (its hostname), so load-balancing over a Service's pods is visible
+  # (its hostname), so load-balancing over a Service's pods is visible. It is written under /tmp,
+  # so that the pod runs as any user (Pod Security "restricted" wants a non-root one)
   "$HERE/mkimage.sh" localhost/k8s-local/busybox:1 "$R" "$W/out/busybox.tar" null \
-    '["/bin/sh","-c","echo hello from $(hostname) > /www/index.html; exec httpd -f -p 8080 -h /www"]'
+    '["/bin/sh","-c","mkdir -p /tmp/www && echo hello from $(hostname) > /tmp/www/index.html && exec httpd -f -p 8080 -h /tmp/www"]'
   mkdir -p "$CACHE/images"; rm -rf "$OUT"; mv "$W/out" "$OUT"
   ls -dt "$CACHE/images/node-"* 2>/dev/null | tail -n +4 | xargs -r rm -rf
 fi
