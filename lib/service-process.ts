@@ -27,8 +27,13 @@ export interface HttpServiceConfig {
   port: number;
   bodyLimitBytes: number;
   maxHeaderBytes: number;
-  /** How long SIGTERM waits for requests in flight before exiting 1 regardless. */
+  /** How long SIGTERM waits for requests in flight, after the drain grace, before exiting 1 regardless. */
   shutdownTimeoutMs: number;
+  /**
+   * After SIGTERM, how long the server keeps its listener and its idle keep-alive sockets open,
+   * answering every request with Connection: close, before it closes what is still idle.
+   */
+  drainGraceMs: number;
   logLevel: string;
 }
 
@@ -40,6 +45,7 @@ export function loadHttpServiceConfig(env: Env, portVariable: string, defaultPor
     bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 64 * 1024, { min: 1024, max: 10 * 1024 * 1024 }),
     maxHeaderBytes: readInt(env, 'MAX_HEADER_BYTES', 16 * 1024, { min: 1024, max: 64 * 1024 }),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 60_000, { min: 0 }),
+    drainGraceMs: readInt(env, 'DRAIN_GRACE_MS', 5000, { min: 0, max: 120_000 }),
     logLevel: readString(env, 'LOG_LEVEL', 'info'),
   };
 }
@@ -55,9 +61,6 @@ export interface ServiceOptions {
   close(): Promise<void>;
 }
 
-/** While draining, how long a keep-alive socket may stay idle before the server closes it. */
-const IDLE_GRACE_MS = 1000;
-
 export function runService(options: ServiceOptions): http.Server {
   const { logger, config } = options;
   let shuttingDown = false;
@@ -72,29 +75,36 @@ export function runService(options: ServiceOptions): http.Server {
     logger.info({ ...options.describe, port }, 'Listening');
   });
 
+  // Responses not yet begun, so that a drain can still tell their clients to close the socket.
+  const unanswered = new Set<http.ServerResponse>();
+  server.on('request', (_req, res: http.ServerResponse) => {
+    if (shuttingDown) return void res.setHeader('Connection', 'close');
+    unanswered.add(res);
+    res.once('close', () => unanswered.delete(res));
+  });
+
   const shutdown = async (signal: string) => {
     if (shuttingDown) return;
     shuttingDown = true;
-    logger.info({ signal }, 'Shutting down: finishing requests in flight');
+    logger.info({ signal, graceMs: config.drainGraceMs }, 'Shutting down: finishing requests in flight');
+    // Clients keep sending on their pooled keep-alive sockets (a Service's connections stay with
+    // this pod after the preStop sleep). A socket the server closes while a client writes a request
+    // onto it fails that request (ECONNRESET, undici's UND_ERR_SOCKET), and since Node 19
+    // server.close() closes every idle socket at once. So for the grace the server closes nothing:
+    // it keeps listening, and every answer, including those of requests in flight, says
+    // Connection: close, which ends its socket cleanly. Only sockets idle through the whole grace
+    // (clients that sent nothing meanwhile) are closed after it.
+    for (const res of unanswered) if (!res.headersSent) res.setHeader('Connection', 'close');
+    unanswered.clear();
+    // Ctrl-C at a terminal (SIGINT) has no clients to let go of: no grace.
+    if (signal === 'SIGTERM') await new Promise((resolve) => setTimeout(resolve, config.drainGraceMs));
     const forced = setTimeout(() => {
       logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'Shutdown timed out; exiting');
       process.exit(1);
     }, config.shutdownTimeoutMs);
     forced.unref();
-    // Stop accepting connections; the callback fires once every request in flight has been answered.
-    // A client keeps sending on its pooled keep-alive sockets (a Service's connections stay with
-    // this pod), and a socket the server closes while the client writes a request onto it fails
-    // that request ("other side closed"). So every answer from now on says Connection: close, which
-    // ends its socket cleanly, and only sockets idle past IDLE_GRACE_MS are closed by the server.
-    server.on('request', (_req, res: http.ServerResponse) => {
-      if (!res.headersSent) res.setHeader('Connection', 'close');
-    });
-    const closeIdle = setTimeout(function closeIdleSockets() {
-      server.closeIdleConnections();
-      closeIdle.refresh();
-    }, IDLE_GRACE_MS);
+    // Stops listening, closes the idle sockets; the callback fires once every request in flight has been answered.
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    clearTimeout(closeIdle);
     await options.close();
     logger.info('Shut down cleanly');
     process.exit(0);

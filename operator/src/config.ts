@@ -16,6 +16,11 @@ export interface OperatorConfig {
     leaseName: string;
     leaseNamespace: string;
     identity: string;
+    /**
+     * LEASE_OWNER_DEPLOYMENT: a Deployment in the Lease's namespace (the operator's own) that owns
+     * the Lease, so that deleting it (helm uninstall) lets the garbage collector delete the Lease.
+     */
+    ownerDeployment: string | undefined;
     leaseDurationMs: number;
     renewDeadlineMs: number;
     retryPeriodMs: number;
@@ -89,6 +94,7 @@ export function loadOperatorConfig(env: Env): OperatorConfig {
       // In a pod, POD_NAMESPACE comes from the downward API; outside, the one watched namespace or "default".
       leaseNamespace: readOptionalString(env, 'LEASE_NAMESPACE') ?? readOptionalString(env, 'POD_NAMESPACE') ?? (watchNamespaces.length === 1 ? (watchNamespaces[0] as string) : 'default'),
       identity: readOptionalString(env, 'POD_NAME') ?? `${os.hostname()}-${randomBytes(4).toString('hex')}`,
+      ownerDeployment: readOptionalString(env, 'LEASE_OWNER_DEPLOYMENT'),
       leaseDurationMs: leaseDurationSeconds * 1000,
       renewDeadlineMs: renewDeadlineSeconds * 1000,
       retryPeriodMs: retryPeriodSeconds * 1000,

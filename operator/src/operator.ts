@@ -180,6 +180,7 @@ export async function startOperator({ config, kubeConfig, api, logger }: Operato
         namespace: leaderElection.leaseNamespace,
         name: leaderElection.leaseName,
         identity: leaderElection.identity,
+        ownerDeployment: leaderElection.ownerDeployment,
         leaseDurationMs: leaderElection.leaseDurationMs,
         renewDeadlineMs: leaderElection.renewDeadlineMs,
         retryPeriodMs: leaderElection.retryPeriodMs,

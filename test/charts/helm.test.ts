@@ -6,7 +6,7 @@ import { loadOperatorConfig } from '../../operator/src/config.ts';
 import { loadApiConfig } from '../../services/api/src/config.ts';
 import { loadRendererServiceConfig } from '../../services/renderer/src/config.ts';
 import { helm } from '../support/k8s-tools.ts';
-import { CHART, ciValueFiles, defaultValues, mergeValues, readYaml, type Values } from './chart.ts';
+import { bytesOf, CHART, ciValueFiles, defaultValues, mergeValues, readYaml, type Values } from './chart.ts';
 import { exceptProblem, ipBlocks } from './network-policy-cidr.ts';
 
 /**
@@ -14,7 +14,7 @@ import { exceptProblem, ipBlocks } from './network-policy-cidr.ts';
  * what it renders, with the Helm v4 that `make k8s-tools` installs (helm is not in Debian).
  */
 
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [key: string]: any };
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; [key: string]: any };
 
 const NAMESPACE = 'viewfinder';
 const RELEASE = 'vf';
@@ -159,7 +159,7 @@ describe('chart rendered by helm', function () {
         expect(mounts.some((mount) => api.resultCache.backend === 'disk' && api.resultCache.dir.startsWith(`${mount}/`)), 'the cache dir is on a mounted volume').to.equal(true);
       }
       const grace = one(manifests, 'Deployment', 'renderer').spec.template.spec.terminationGracePeriodSeconds;
-      expect(grace * 1000, 'the pod outlives the drain').to.be.greaterThan(renderer.shutdownTimeoutMs);
+      expect(grace * 1000, 'the pod outlives the drain: its grace, then its captures').to.be.greaterThan(renderer.drainGraceMs + renderer.shutdownTimeoutMs);
     });
 
     it(`renders NetworkPolicy excepts the API server accepts (same family, strict subset of the cidr) with ${label}`, () => {
@@ -228,6 +228,18 @@ describe('chart rendered by helm', function () {
     ]);
     const leaseRole = byKind(manifests, 'Role').find((role) => role.rules.some((rule: any) => rule.resources.includes('leases'))) as Manifest;
     expect(leaseRole.metadata.namespace).to.equal(NAMESPACE);
+  });
+
+  it("makes the operator's Lease owned by its Deployment (LEASE_OWNER_DEPLOYMENT), which it may only get, so that helm uninstall's garbage collection takes the Lease", () => {
+    const manifests = render();
+    const deployment = one(manifests, 'Deployment', 'operator');
+    const config = loadOperatorConfig({ ...processEnv(deployment.spec.template.spec.containers[0]), POD_NAMESPACE: NAMESPACE });
+    expect(config.leaderElection.ownerDeployment).to.equal(deployment.metadata.name);
+    expect(config.leaderElection.leaseNamespace).to.equal(NAMESPACE);
+    const leaseRole = byKind(manifests, 'Role').find((role) => role.rules.some((rule: any) => rule.resources.includes('leases'))) as Manifest;
+    expect(leaseRole.rules.filter((rule: any) => rule.apiGroups.includes('apps'))).to.deep.equal([
+      { apiGroups: ['apps'], resources: ['deployments'], resourceNames: [deployment.metadata.name], verbs: ['get'] },
+    ]);
   });
 
   it('binds Roles in the watched namespaces only, when operator.watchNamespaces is set', () => {
@@ -415,6 +427,13 @@ describe('chart rendered by helm', function () {
       expect(apiDeployment(render(embedded)).spec.replicas).to.equal(1);
     });
 
+    it('keeps the embedded store\'s claim on helm uninstall (helm.sh/resource-policy: keep), as the MongoDB Secret is kept, unless told not to', () => {
+      const kept = one(render(undefined, ['store=embedded']), 'PersistentVolumeClaim', 'api');
+      expect(kept.metadata.annotations).to.deep.equal({ 'helm.sh/resource-policy': 'keep' });
+      const dropped = one(render(undefined, ['store=embedded', 'embeddedStore.persistence.keepOnUninstall=false']), 'PersistentVolumeClaim', 'api');
+      expect(dropped.metadata.annotations).to.equal(undefined);
+    });
+
     it('puts the embedded store on an emptyDir without persistence, or on an existing claim', () => {
       const ephemeral = render(undefined, ['store=embedded', 'embeddedStore.persistence.enabled=false']);
       expect(dataVolume(ephemeral)).to.deep.equal({ name: 'data', emptyDir: { sizeLimit: '1Gi' } });
@@ -487,6 +506,39 @@ describe('chart rendered by helm', function () {
       const notes = stdout.slice(stdout.indexOf('NOTES:'));
       expect(notes).to.include(`kubectl -n ${NAMESPACE} exec deploy/${RELEASE}-viewfinder-api -- node bin/viewfinder.ts accounts create "Acme"`);
       expect(notes).to.include('The store is embedded');
+    });
+  });
+
+  it("requests for the operator at least the 120 MiB working set measured on the real node (104 to 120 MiB)", () => {
+    const operator = one(render(`${CHART}ci/embedded-values.yaml`), 'Deployment', 'operator').spec.template.spec.containers[0];
+    expect(bytesOf(operator.resources.requests.memory)).to.be.at.least(120 * 2 ** 20);
+    expect(bytesOf(operator.resources.limits.memory)).to.be.greaterThan(bytesOf(operator.resources.requests.memory));
+  });
+
+  describe('Kubernetes 1.33 to 1.37 (Chart.yaml kubeVersion)', () => {
+    // Served and not deprecated in 1.33 to 1.37; the other groups are the CRDs of KEDA and the Prometheus Operator.
+    const STABLE = ['v1', 'apps/v1', 'rbac.authorization.k8s.io/v1', 'networking.k8s.io/v1', 'policy/v1', 'autoscaling/v2', 'monitoring.coreos.com/v1', 'keda.sh/v1alpha1'];
+    const everything = ['metrics.serviceMonitor.enabled=true', 'metrics.prometheusRule.enabled=true', 'metrics.dashboard.enabled=true', 'ingress.enabled=true'];
+
+    for (const version of ['1.33.0', '1.37.2']) {
+      it(`installs on ${version} and renders only stable APIs there, with every optional object on (and no v1 Endpoints)`, () => {
+        for (const sets of [everything, ['store=embedded', 'renderer.autoscaling.signal=busySlots', 'renderer.autoscaling.prometheusServerAddress=http://prometheus:9090']]) {
+          const args = ['template', RELEASE, CHART, '--namespace', NAMESPACE, '--kube-version', version, ...sets.flatMap((set) => ['--set', set])];
+          const { status, output, stdout } = helm(args);
+          expect(status, output).to.equal(0);
+          const manifests = parseAllDocuments(stdout).map((document) => document.toJS() as Manifest | null).filter((m): m is Manifest => m !== null);
+          expect(manifests.filter((m) => !STABLE.includes(m.apiVersion)).map((m) => `${m.apiVersion} ${m.kind}`)).to.deep.equal([]);
+          expect(manifests.filter((m) => m.kind === 'Endpoints')).to.deep.equal([]);
+        }
+      });
+    }
+
+    it('refuses Kubernetes older than 1.33 and newer than 1.37, naming the range', () => {
+      for (const version of ['1.32.9', '1.38.0']) {
+        const { status, output } = helm(['template', RELEASE, CHART, '--kube-version', version]);
+        expect(status, `${version}: ${output}`).to.not.equal(0);
+        expect(output).to.include('>=1.33.0-0 <1.38.0-0');
+      }
     });
   });
 

@@ -237,13 +237,7 @@ export function counterSum(exposition: string, name: string): number {
   return sum;
 }
 
-/** A Kubernetes memory quantity (128Mi, 1Gi, 500M) in bytes. */
-export function bytesOf(quantity: string): number {
-  const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|K|M|G)?$/.exec(quantity);
-  if (!match) throw new Error(`not a memory quantity: ${quantity}`);
-  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, K: 1e3, M: 1e6, G: 1e9 }[match[2] as 'Ki'] ?? 1;
-  return Number(match[1]) * unit;
-}
+export { bytesOf } from '../charts/chart.ts';
 
 /** Prometheus' label name for a Kubernetes label, as kubernetes_sd_configs spells it. */
 const metaName = (label: string) => label.replace(/[^a-zA-Z0-9_]/g, '_');

@@ -137,4 +137,16 @@ describeOnRealNode('the chart on a real node: hosted values on the embedded stor
     const response = await hostedCapture(secret);
     expect(response.status, JSON.stringify(response.body).slice(0, 300)).to.equal(200);
   });
+
+  it('leaves no Lease of the release after helm uninstall (the operator Deployment owns it)', async () => {
+    const lease = `${release}-viewfinder-operator`;
+    expect(kubectl(['get', 'lease', lease, '--namespace', namespace, '-o', 'jsonpath={.metadata.ownerReferences[*].kind}']).stdout.trim()).to.equal('Deployment');
+    // Sites and ApiKeys carry the operator's finalizer: deleted while the operator still runs.
+    const deleted = kubectl(['delete', 'sites.viewfinder.dev,apikeys.viewfinder.dev', '--all', '--namespace', namespace, '--wait=true', '--timeout=60s']);
+    expect(deleted.status, deleted.output).to.equal(0);
+    const uninstalled = helm(['uninstall', release, '--namespace', namespace, '--wait']);
+    expect(uninstalled.status, uninstalled.output).to.equal(0);
+    await until('the garbage collector to delete the Lease', () => kubectl(['get', 'leases', '--namespace', namespace, '-o', 'name']).stdout.trim() === '', 120_000,
+      () => kubectl(['get', 'leases', '--namespace', namespace, '-o', 'yaml']).stdout);
+  });
 });

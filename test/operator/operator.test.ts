@@ -1,5 +1,8 @@
+import { AppsV1Api, CoordinationV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { hashApiKey } from '../../lib/api-keys.ts';
+import { httpStatusOf } from '../../lib/k8s/api-errors.ts';
+import { skippedWithoutCluster } from '../support/cluster.ts';
 import { capturedLogger } from '../support/captured-logger.ts';
 import type { ApiKeyResource, SiteResource } from '../../operator/src/resources.ts';
 import {
@@ -8,9 +11,11 @@ import {
   ready,
   startFakeTarget,
   startHostedApi,
+  startRealTarget,
   startTestOperator,
   useOperator,
   waitFor,
+  type RunningOperator,
 } from './support.ts';
 
 /**
@@ -271,6 +276,16 @@ describeOnEachTarget('operator', 60_000, (start) => {
       expect(metrics).not.to.include('storefront');
       expect(metrics).not.to.include(ctx.target.namespace);
     });
+
+    it('answers /readyz 503 ApiUnavailable while the API is unreachable though no reconcile has called it, and 200 once it answers', async () => {
+      const readyz = `http://127.0.0.1:${ctx.running.operator.port}/readyz`;
+      await ctx.running.api.stop();
+      const unready = await fetch(readyz);
+      expect(unready.status).to.equal(503);
+      expect(await unready.json()).to.include({ success: false, reason: 'ApiUnavailable' });
+      await ctx.running.api.start();
+      expect((await fetch(readyz)).status).to.equal(200);
+    });
   });
 });
 
@@ -416,5 +431,46 @@ describe('operator against the fake API server: broken watches, outages, resync,
       200,
       25,
     );
+  });
+});
+
+describe("the operator's Lease, owned by its Deployment, against a real cluster (KUBECONFIG)", function () {
+  this.timeout(120_000);
+  if (skippedWithoutCluster("the Lease's garbage collection with its Deployment (helm uninstall)")) return;
+
+  it('is deleted by the garbage collector with the Deployment that owns it, as helm uninstall deletes the operator\'s, even when nobody released it', async () => {
+    const target = await startRealTarget();
+    const { namespace } = target;
+    const apps = target.kubeConfig.makeApiClient(AppsV1Api);
+    const coordination = target.kubeConfig.makeApiClient(CoordinationV1Api);
+    const name = 'viewfinder-operator';
+    const labels = { 'app.kubernetes.io/component': 'operator' };
+    // No replicas: the operator under test runs in this process; the Deployment only owns its Lease.
+    const deployment = await apps.createNamespacedDeployment({
+      namespace,
+      body: { metadata: { name }, spec: { replicas: 0, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'operator', image: 'viewfinder:dev' }] } } } },
+    });
+    let running: RunningOperator | undefined = await startTestOperator(target, { env: { LEASE_OWNER_DEPLOYMENT: name } });
+    try {
+      const leaseName = running.config.leaderElection.leaseName;
+      await waitFor('the operator to lead', () => running?.operator.isLeader());
+      const lease = await coordination.readNamespacedLease({ namespace, name: leaseName });
+      expect(lease.metadata?.ownerReferences?.map(({ apiVersion, kind, name: owner, uid }) => ({ apiVersion, kind, name: owner, uid }))).to.deep.equal([
+        { apiVersion: 'apps/v1', kind: 'Deployment', name, uid: deployment.metadata?.uid },
+      ]);
+      // As during helm uninstall, where the release fails for want of RBAC: the Lease still names its holder.
+      await running.stop({ release: false });
+      running = undefined;
+      await apps.deleteNamespacedDeployment({ namespace, name });
+      await waitFor(
+        'the garbage collector to delete the Lease',
+        () => coordination.readNamespacedLease({ namespace, name: leaseName }).then(() => false, (err: unknown) => httpStatusOf(err) === 404),
+        600,
+        100,
+      );
+    } finally {
+      await running?.stop();
+      await target.close();
+    }
   });
 });

@@ -145,6 +145,8 @@ Call with (dict "root" $ "secret" name "key" key "length" n).
   value: {{ .Values.logLevel | quote }}
 - name: SHUTDOWN_TIMEOUT_MS
   value: {{ .Values.shutdownTimeoutSeconds | mul 1000 | quote }}
+- name: DRAIN_GRACE_MS
+  value: {{ .Values.drainGraceSeconds | mul 1000 | quote }}
 {{- end -}}
 
 {{/* The API's store in hosted mode: DATA_DIR on its volume with store=embedded, else MONGODB_URI from its Secret. */}}
@@ -227,6 +229,7 @@ the kubelet evicts the pod, so the margin must cover what the bound does not.
 
 {{/* Checks that stop an install which could not work, with a message that says what to set. */}}
 {{- define "viewfinder.validate" -}}
+{{- include "viewfinder.validateNetworkPolicyValues" . -}}
 {{- if and (eq .Values.api.mode "hosted") (eq .Values.store "mongodb") (not (include "viewfinder.mongodbSecretName" .)) -}}
 {{- fail "api.mode=hosted on store=mongodb needs a store shared by every replica: set mongodb.enabled=true, or mongodb.external.existingSecret (a Secret holding MONGODB_URI), or store=embedded for one API replica on SQLite" -}}
 {{- end -}}
@@ -274,4 +277,145 @@ this is a ClusterRole bound cluster-wide; otherwise the same rules in a Role per
 - apiGroups: ["events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch"]
+{{- end -}}
+
+{{- /*
+A CIDR as the Kubernetes API server (1.36+, strict IP and CIDR validation) reads it, as JSON:
+{"problem": why it refuses it, or "", "family": 4 or 6, "prefix": n, "bits": the address as 32 or
+128 "0"/"1" characters}. Refused: leading zeros (IPv4 octets, prefix length), an IPv4-mapped IPv6
+address (::ffff:a.b.c.d), bits set beyond the prefix. test/charts/network-policy-cidr.ts is the
+same check in TypeScript; a test holds the two to the same verdicts.
+*/ -}}
+{{- define "viewfinder.cidr" -}}
+{{- $text := toString . -}}
+{{- $result := dict "problem" "" "family" 0 "prefix" 0 "bits" "" -}}
+{{- $parts := splitList "/" $text -}}
+{{- $address := index $parts 0 -}}
+{{- $hex := dict "0" "0000" "1" "0001" "2" "0010" "3" "0011" "4" "0100" "5" "0101" "6" "0110" "7" "0111" "8" "1000" "9" "1001" "a" "1010" "b" "1011" "c" "1100" "d" "1101" "e" "1110" "f" "1111" -}}
+{{- if or (ne (len $parts) 2) (not (regexMatch "^[0-9]{1,3}$" (last $parts))) -}}
+{{- $_ := set $result "problem" "is not a CIDR (address/prefix length)" -}}
+{{- else if or (regexMatch "^0[0-9]" (last $parts)) (and (not (contains ":" $address)) (regexMatch "(^|\\.)0[0-9]" $address)) -}}
+{{- $_ := set $result "problem" "has leading zeros" -}}
+{{- else if regexMatch "^[0-9]{1,3}(\\.[0-9]{1,3}){3}$" $address -}}
+{{- $bits := "" -}}
+{{- range splitList "." $address -}}
+{{- if gt (atoi .) 255 -}}{{- $_ := set $result "problem" "is not a CIDR (an octet above 255)" -}}{{- end -}}
+{{- $bits = printf "%s%08b" $bits (atoi .) -}}
+{{- end -}}
+{{- $_ := set $result "family" 4 -}}
+{{- $_ := set $result "bits" $bits -}}
+{{- else if and (contains ":" $address) (regexMatch "^[0-9a-fA-F:.]+$" $address) (lt (len (splitList "::" $address)) 3) -}}
+{{- $halves := splitList "::" $address -}}
+{{- $groups := list -}}
+{{- $ok := true -}}
+{{- range $index, $half := $halves -}}
+{{- if ne $half "" -}}
+{{- $fields := splitList ":" $half -}}
+{{- range $position, $field := $fields -}}
+{{- if and (contains "." $field) (eq $position (sub (len $fields) 1)) (eq $index (sub (len $halves) 1)) (regexMatch "^(0|[1-9][0-9]{0,2})(\\.(0|[1-9][0-9]{0,2})){3}$" $field) -}}
+{{- $quad := "" -}}
+{{- range splitList "." $field -}}
+{{- if gt (atoi .) 255 -}}{{- $ok = false -}}{{- end -}}
+{{- $quad = printf "%s%08b" $quad (atoi .) -}}
+{{- end -}}
+{{- $groups = append $groups (substr 0 16 $quad) -}}
+{{- $groups = append $groups (substr 16 32 $quad) -}}
+{{- else if regexMatch "^[0-9a-fA-F]{1,4}$" $field -}}
+{{- $group := "" -}}
+{{- range splitList "" (printf "%s%s" (repeat (sub 4 (len $field) | int) "0") (lower $field)) -}}
+{{- $group = printf "%s%s" $group (get $hex .) -}}
+{{- end -}}
+{{- $groups = append $groups $group -}}
+{{- else -}}
+{{- $ok = false -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if eq $index 0 -}}{{- $_ := set $result "head" (len $groups) -}}{{- end -}}
+{{- end -}}
+{{- $missing := sub 8 (len $groups) | int -}}
+{{- if or (not $ok) (and (eq (len $halves) 1) (ne $missing 0)) (and (eq (len $halves) 2) (lt $missing 1)) -}}
+{{- $_ := set $result "problem" "is not a CIDR (an IPv6 address of 8 groups)" -}}
+{{- else -}}
+{{- $head := $result.head | int -}}
+{{- $zeros := repeat (mul 16 $missing | int) "0" -}}
+{{- $_ := set $result "bits" (printf "%s%s%s" (join "" (slice $groups 0 $head)) $zeros (join "" (slice $groups $head))) -}}
+{{- $_ := set $result "family" 6 -}}
+{{- end -}}
+{{- $_ := unset $result "head" -}}
+{{- else -}}
+{{- $_ := set $result "problem" "is not a CIDR (an IPv4 or IPv6 address/prefix length)" -}}
+{{- end -}}
+{{- if and (not $result.problem) $result.family -}}
+{{- $width := ternary 32 128 (eq (int $result.family) 4) -}}
+{{- $prefix := atoi (last $parts) -}}
+{{- $_ := set $result "prefix" $prefix -}}
+{{- if gt $prefix $width -}}
+{{- $_ := set $result "problem" (printf "is not a CIDR (a prefix length above %d)" $width) -}}
+{{- else if and (eq (int $result.family) 6) (eq (substr 0 96 $result.bits) (printf "%s%s" (repeat 80 "0") (repeat 16 "1"))) -}}
+{{- $_ := set $result "problem" "is an IPv4-mapped IPv6 CIDR (::ffff:a.b.c.d), which Kubernetes 1.36 and later refuse: write it as IPv4" -}}
+{{- else if contains "1" (substr $prefix $width $result.bits) -}}
+{{- $fix := "its network address" -}}
+{{- if eq (int $result.family) 4 -}}
+{{- $network := printf "%s%s" (substr 0 $prefix $result.bits) (repeat (sub 32 $prefix | int) "0") -}}
+{{- $octets := list -}}
+{{- range $octet := until 4 -}}
+{{- $value := 0 -}}
+{{- range splitList "" (substr (mul $octet 8 | int) (mul (add $octet 1) 8 | int) $network) -}}
+{{- $value = add (mul $value 2) (atoi .) -}}
+{{- end -}}
+{{- $octets = append $octets (toString $value) -}}
+{{- end -}}
+{{- $fix = printf "%s/%d" (join "." $octets) $prefix -}}
+{{- end -}}
+{{- $_ := set $result "problem" (printf "has bits set beyond its /%d prefix, which Kubernetes 1.36 and later refuse (write %s)" $prefix $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $result -}}
+{{- end -}}
+
+{{- /*
+Fails, naming `where`, unless the API server accepts `except` (a list) under `cidr`: each a valid CIDR
+(viewfinder.cidr), each except in the cidr's family, inside it, and longer.
+*/ -}}
+{{- define "viewfinder.validateIpBlock" -}}
+{{- $outer := fromJson (include "viewfinder.cidr" .cidr) -}}
+{{- if $outer.problem -}}
+{{- fail (printf "%s: cidr %s %s" .where .cidr $outer.problem) -}}
+{{- end -}}
+{{- range $except := .except -}}
+{{- $inner := fromJson (include "viewfinder.cidr" $except) -}}
+{{- if $inner.problem -}}
+{{- fail (printf "%s: except %s %s" $.where $except $inner.problem) -}}
+{{- else if ne (int $inner.family) (int $outer.family) -}}
+{{- fail (printf "%s: except %s is IPv%d, not in the family of cidr %s (Kubernetes refuses it)" $.where $except (int $inner.family) $.cidr) -}}
+{{- else if ne (substr 0 (int $outer.prefix) $inner.bits) (substr 0 (int $outer.prefix) $outer.bits) -}}
+{{- fail (printf "%s: except %s is outside cidr %s (Kubernetes refuses it)" $.where $except $.cidr) -}}
+{{- else if le (int $inner.prefix) (int $outer.prefix) -}}
+{{- fail (printf "%s: except %s is not a strict subset of cidr %s (Kubernetes refuses it)" $.where $except $.cidr) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- /* Every ipBlock the values put into a NetworkPolicy, checked as the API server will check it. */ -}}
+{{- define "viewfinder.validateNetworkPolicyValues" -}}
+{{- $renderer := .Values.renderer.networkPolicy -}}
+{{- include "viewfinder.validateIpBlock" (dict "where" "renderer.networkPolicy.blockedCidrs (excepted from 0.0.0.0/0)" "cidr" "0.0.0.0/0" "except" $renderer.blockedCidrs) -}}
+{{- with $renderer.blockedCidrsIPv6 -}}
+{{- include "viewfinder.validateIpBlock" (dict "where" "renderer.networkPolicy.blockedCidrsIPv6 (excepted from ::/0)" "cidr" "::/0" "except" .) -}}
+{{- end -}}
+{{- $peers := dict
+  "api.networkPolicy.ingressControllerFrom" .Values.api.networkPolicy.ingressControllerFrom
+  "api.networkPolicy.metricsFrom" .Values.api.networkPolicy.metricsFrom
+  "api.networkPolicy.clientsFrom" .Values.api.networkPolicy.clientsFrom
+  "renderer.networkPolicy.metricsFrom" $renderer.metricsFrom
+  "operator.networkPolicy.kubernetesApiTo" .Values.operator.networkPolicy.kubernetesApiTo
+  "operator.networkPolicy.metricsFrom" .Values.operator.networkPolicy.metricsFrom -}}
+{{- range $path := keys $peers | sortAlpha -}}
+{{- range $index, $peer := get $peers $path -}}
+{{- with $peer.ipBlock -}}
+{{- include "viewfinder.validateIpBlock" (dict "where" (printf "%s[%d].ipBlock" $path $index) "cidr" .cidr "except" (.except | default list)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}

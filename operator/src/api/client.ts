@@ -16,8 +16,7 @@ import type { TokenSource } from './token.ts';
  * the store; the operator only ever calls this. Every call carries the ServiceAccount token.
  *
  * Failures are typed: ApiUnavailable (no answer, a timeout or a 5xx: worth retrying) and ApiRefused
- * (any other error answer, with the API's status and message). It also remembers whether the API
- * answered its last call, for the operator's /readyz.
+ * (any other error answer, with the API's status and message). /readyz asks checkAvailable.
  */
 export class ApiUnavailable extends Error {
   constructor(message: string) {
@@ -44,8 +43,6 @@ export interface ApiClientOptions {
 
 export class ApiClient {
   private readonly options: ApiClientOptions;
-  /** Why the last call found the API unavailable; undefined while it answers. */
-  unavailable: string | undefined;
 
   constructor(options: ApiClientOptions) {
     this.options = options;
@@ -103,17 +100,19 @@ export class ApiClient {
     return (await this.call<{ deleted: string | null }>('DELETE', managedPath('PageMonitor', namespace, name))).deleted;
   }
 
-  /** For /readyz: asks the API's /healthz when the last call found it unavailable. */
+  /**
+   * For /readyz: asks the API's /healthz on every probe. A follower, or a leader with nothing to
+   * reconcile, makes no other call, so what the last call saw says nothing about the API now.
+   */
   async checkAvailable(): Promise<string | undefined> {
-    if (this.unavailable === undefined) return undefined;
+    const { baseUrl, timeoutMs } = this.options;
     try {
-      const response = await fetch(new URL('healthz', this.options.baseUrl), { signal: AbortSignal.timeout(Math.min(this.options.timeoutMs, 2000)) });
+      const response = await fetch(new URL('healthz', baseUrl), { signal: AbortSignal.timeout(Math.min(timeoutMs, 2000)) });
       await response.body?.cancel();
-      if (response.status < 500) this.unavailable = undefined;
-    } catch {
-      // Still unavailable; the reason of the last call stands.
+      return response.status >= 500 ? `The API's /healthz answered ${response.status}` : undefined;
+    } catch (err) {
+      return `The API at ${baseUrl.origin} cannot be reached: ${describeFetchError(err)}`;
     }
-    return this.unavailable;
   }
 
   private async orNull<T>(call: () => Promise<T>): Promise<T | null> {
@@ -139,10 +138,9 @@ export class ApiClient {
       });
       text = await response.text();
     } catch (err) {
-      throw this.markUnavailable(`The API at ${baseUrl.origin} cannot be reached: ${describeFetchError(err)}`);
+      throw new ApiUnavailable(`The API at ${baseUrl.origin} cannot be reached: ${describeFetchError(err)}`);
     }
-    if (response.status >= 500) throw this.markUnavailable(`The API answered ${response.status}: ${errorText(text)}`);
-    this.unavailable = undefined;
+    if (response.status >= 500) throw new ApiUnavailable(`The API answered ${response.status}: ${errorText(text)}`);
     if (response.status === 401 && !retried) {
       // An expired or rotated token: ask for a fresh one, once.
       tokens.invalidate();
@@ -150,11 +148,6 @@ export class ApiClient {
     }
     if (response.status >= 400) throw new ApiRefused(response.status, errorText(text));
     return JSON.parse(text) as T;
-  }
-
-  private markUnavailable(message: string): ApiUnavailable {
-    this.unavailable = message;
-    return new ApiUnavailable(message);
   }
 }
 

@@ -1,4 +1,5 @@
 import {
+  AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -6,6 +7,7 @@ import {
   setHeaderOptions,
   type KubeConfig,
   type V1Lease,
+  type V1OwnerReference,
   type V1Secret,
 } from '@kubernetes/client-node';
 import { httpStatusOf, orNull, type ListResult } from '../../../lib/k8s/api-errors.ts';
@@ -21,12 +23,14 @@ export class KubeClient {
   private readonly custom: CustomObjectsApi;
   private readonly core: CoreV1Api;
   private readonly coordination: CoordinationV1Api;
+  private readonly apps: AppsV1Api;
 
   constructor(config: KubeConfig) {
     this.config = config;
     this.custom = config.makeApiClient(CustomObjectsApi);
     this.core = config.makeApiClient(CoreV1Api);
     this.coordination = config.makeApiClient(CoordinationV1Api);
+    this.apps = config.makeApiClient(AppsV1Api);
   }
 
   async getResource<T extends Resource>(kind: Kind, namespace: string, name: string): Promise<T | null> {
@@ -90,6 +94,12 @@ export class KubeClient {
 
   async createEvent(namespace: string, body: Parameters<CoreV1Api['createNamespacedEvent']>[0]['body']): Promise<void> {
     await this.core.createNamespacedEvent({ namespace, body });
+  }
+
+  /** An ownerReference to a Deployment, for objects that must go when it goes. */
+  async deploymentOwner(namespace: string, name: string): Promise<V1OwnerReference> {
+    const deployment = await this.apps.readNamespacedDeployment({ namespace, name });
+    return { apiVersion: 'apps/v1', kind: 'Deployment', name, uid: deployment.metadata?.uid ?? '' };
   }
 
   async getLease(namespace: string, name: string): Promise<V1Lease | null> {

@@ -1,4 +1,4 @@
-import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
+import { V1MicroTime, type V1Lease, type V1OwnerReference } from '@kubernetes/client-node';
 import type { Logger } from '../../../lib/logger.ts';
 import { describeKubeError, isConflict } from '../../../lib/k8s/api-errors.ts';
 import type { KubeClient } from './client.ts';
@@ -10,12 +10,19 @@ import type { KubeClient } from './client.ts';
  * never by comparing renewTime with local time, so clock skew between nodes cannot make two leaders.
  * Every write is guarded by resourceVersion: of two candidates racing, one gets a 409. A leader
  * that cannot renew within renewDeadline steps down before its Lease can expire for the others.
+ *
+ * On stop, a leader gives the Lease up, within RELEASE_DEADLINE_MS. That needs the operator's RBAC
+ * and ServiceAccount, which helm uninstall deletes at the same moment as its pods: so the Lease is
+ * also owned by the operator's Deployment (ownerDeployment), and the garbage collector deletes it
+ * with the Deployment whatever the release managed to do.
  */
 export interface LeaderElectionOptions {
   kube: KubeClient;
   namespace: string;
   name: string;
   identity: string;
+  /** A Deployment in `namespace` that owns the Lease (the operator's own); none outside a cluster. */
+  ownerDeployment?: string | undefined;
   leaseDurationMs: number;
   renewDeadlineMs: number;
   retryPeriodMs: number;
@@ -23,6 +30,9 @@ export interface LeaderElectionOptions {
   onStartedLeading(): void;
   onStoppedLeading(): void | Promise<void>;
 }
+
+/** How long stopping may take to finish a tick and release the Lease, so that a pod's exit never waits on an API server that does not answer. */
+const RELEASE_DEADLINE_MS = 3000;
 
 export class LeaderElector {
   private readonly options: LeaderElectionOptions;
@@ -33,6 +43,8 @@ export class LeaderElector {
   /** The last record seen (holder and renewTime) and when this process saw it change. */
   private observed: { record: string; at: number } | undefined;
   private loop: Promise<void> | undefined;
+  private owner: V1OwnerReference | undefined;
+  private ownerUnknown = false;
 
   constructor(options: LeaderElectionOptions) {
     this.options = options;
@@ -50,11 +62,20 @@ export class LeaderElector {
   async stop(options: { release?: boolean } = {}): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.loop;
-    if (this.leading) {
-      if (options.release ?? true) await this.release();
-      await this.stepDown();
-    }
+    const release = async () => {
+      await this.loop;
+      if (this.leading && (options.release ?? true)) await this.release();
+    };
+    let deadline: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      deadline = setTimeout(() => {
+        this.options.logger.warn({ lease: this.options.name, deadlineMs: RELEASE_DEADLINE_MS }, 'Releasing the Lease took too long; it will expire');
+        resolve();
+      }, RELEASE_DEADLINE_MS);
+    });
+    await Promise.race([release(), late]);
+    clearTimeout(deadline);
+    await this.stepDown();
   }
 
   private async tick(): Promise<void> {
@@ -96,9 +117,10 @@ export class LeaderElector {
     const { kube, namespace, name, identity, leaseDurationMs } = this.options;
     const lease = await kube.getLease(namespace, name);
     const durationSeconds = Math.max(1, Math.ceil(leaseDurationMs / 1000));
+    const owner = await this.resolveOwner();
     if (!lease) {
       await kube.createLease(namespace, {
-        metadata: { name, namespace },
+        metadata: { name, namespace, ...(owner ? { ownerReferences: [owner] } : {}) },
         spec: { holderIdentity: identity, leaseDurationSeconds: durationSeconds, acquireTime: new V1MicroTime(), renewTime: new V1MicroTime(), leaseTransitions: 0 },
       });
       return true;
@@ -111,8 +133,12 @@ export class LeaderElector {
     const expired = now - this.observed.at > (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
     if (!mine && holder !== '' && !expired) return false;
 
+    // A Lease made before it had an owner (an older operator) gets one with its next write.
+    const owners = lease.metadata?.ownerReferences ?? [];
+    const metadata = owner && !owners.some((ref) => ref.uid === owner.uid) ? { ...lease.metadata, ownerReferences: [...owners, owner] } : lease.metadata;
     const updated: V1Lease = {
       ...lease,
+      metadata,
       spec: {
         ...spec,
         holderIdentity: identity,
@@ -124,6 +150,19 @@ export class LeaderElector {
     };
     await kube.replaceLease(namespace, updated);
     return true;
+  }
+
+  /** The ownerReference to ownerDeployment, read once; without it (no such Deployment, no right to read it) the Lease has no owner. */
+  private async resolveOwner(): Promise<V1OwnerReference | undefined> {
+    const { kube, namespace, ownerDeployment, logger, name } = this.options;
+    if (!ownerDeployment || this.owner) return this.owner;
+    try {
+      this.owner = await kube.deploymentOwner(namespace, ownerDeployment);
+    } catch (err) {
+      if (!this.ownerUnknown) logger.warn({ lease: name, deployment: ownerDeployment, err: describeKubeError(err) }, 'Reading the Deployment that owns the Lease failed; the Lease has no owner until it succeeds');
+      this.ownerUnknown = true;
+    }
+    return this.owner;
   }
 
   /** Gives the Lease up (empty holder), so that another replica need not wait for it to expire. */

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../../../lib/env.ts';
 import type { Logger } from '../../../lib/logger.ts';
@@ -208,6 +209,42 @@ describe('dispatch to renderer services (RENDERER_URL, real Chromium behind HTTP
     expect(await sampleValue(apiRegistry, 'viewfinder_renderers_ready')).to.equal(1);
     expect(await sampleValue(apiRegistry, 'viewfinder_renderers_configured')).to.equal(2);
     expect(retried()).to.include({ renderer: new URL(first.url).origin, retryOn: new URL(second.url).origin, reason: 'ECONNREFUSED' });
+  });
+
+  it('retries, on the same renderer, a capture whose kept-alive socket was closed as it arrived, before any byte of the answer', async () => {
+    // A relay in front of the renderer that, like a renderer closing an idle socket at that moment,
+    // drops a kept-alive connection when a second request arrives on it, before any byte of the answer.
+    const target = new URL(service.url);
+    const relay = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port), target.hostname);
+      let answered = false;
+      upstream.on('data', (chunk) => {
+        answered = true;
+        client.write(chunk);
+      });
+      client.on('data', (chunk) => (answered ? (client.destroy(), upstream.destroy()) : upstream.write(chunk)));
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    try {
+      const log = captureLog('viewfinder-api');
+      const { app } = await remoteApp([`http://127.0.0.1:${(relay.address() as AddressInfo).port}`], { RENDERER_PROBE_INTERVAL_MS: '60000' }, log.logger);
+      const done = () => sampleValue(service.registry, 'viewfinder_capture_duration_seconds_count', { profile: 'standard', outcome: 'success' });
+      const before = (await done()) ?? 0;
+      const retriesBefore = (await sampleValue(apiRegistry, 'viewfinder_renderer_retries_total')) ?? 0;
+      for (const attempt of [1, 2]) {
+        const response = await capture(app, { url: fixtures.url('/simple') });
+        expect(response.status, `capture ${attempt}: ${JSON.stringify(response.body).slice(0, 200)}`).to.equal(200);
+      }
+      expect((await done()) ?? 0, 'each capture rendered once').to.equal(before + 2);
+      expect((await sampleValue(apiRegistry, 'viewfinder_renderer_retries_total')) ?? 0).to.equal(retriesBefore + 1);
+      expect(log.lines().find((line) => line.msg === 'Renderer refused the capture before starting it; retrying on another')).to.include({ reason: 'ECONNRESET' });
+    } finally {
+      relay.close();
+    }
   });
 
   it('answers 503 with Retry-After when no renderer is ready, while the API /readyz stays 200 (it stays in its Service)', async () => {
