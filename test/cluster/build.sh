@@ -23,7 +23,7 @@ export GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-} -mod=readonly" CGO_ENABLED="${CGO
 
 CACHE="${VIEWFINDER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/viewfinder}"
 case "$CACHE/" in "$(CDPATH='' cd -- "$HERE/../.." && pwd -P)/"*) die "VIEWFINDER_CACHE must be outside the clone: $CACHE" ;; esac
-KEY="$( { go version; cd "$MODULE" && cat go.mod go.sum ./*.go build.env 2>/dev/null; } | sha256sum | cut -c1-16)"
+KEY="$( { go version; cd "$MODULE" && cat go.mod go.sum ./*.go && { cat build.env 2>/dev/null || true; }; } | sha256sum | cut -c1-16)"
 OUT="$CACHE/bin/$COMPONENT-$KEY"
 if [[ -x "$OUT/$COMPONENT" ]]; then
   log "$COMPONENT: cached ($OUT/$COMPONENT)"
