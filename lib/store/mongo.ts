@@ -1,5 +1,4 @@
 import mongoose, { Schema, type Connection } from 'mongoose';
-import { RateLimiterMongo } from 'rate-limiter-flexible';
 import { generateApiKey, generateSigningSecret } from '../api-keys.ts';
 import { Conflict, NotFound } from '../errors.ts';
 import { mongoUsageHistory } from './mongo-usage-history.ts';
@@ -7,8 +6,9 @@ import { mongoUserStore } from './mongo-users.ts';
 import { mongoJobStore } from './mongo-jobs.ts';
 import { mongoMonitorStore } from './mongo-monitors.ts';
 import { assertSameAccount, duplicateManagedBy, newId, placeKey, USAGE_SCOPES, usageScopes } from './rules.ts';
-import { rateLimitCounter } from './rate-limit-counter.ts';
-import type { Account, ApiKey, IssuedKey, ManagedBy, ManagedByRef, NewKey, NewSite, Site, Store, UsageRow, UsageScope } from './store.ts';
+import { isDuplicateKey, managedKey, ownedBy } from './mongo-compat.ts';
+import { mongoRateLimit } from './mongo-rate-limit.ts';
+import type { Account, ApiKey, IssuedKey, ManagedBy, NewKey, NewSite, Site, Store, UsageRow, UsageScope } from './store.ts';
 
 /**
  * The MongoDB store, through mongoose. Documents use the same string ids as the embedded store.
@@ -28,8 +28,9 @@ const managedBySchema = new Schema<ManagedBy>(
   { _id: false },
 );
 
-const MANAGED_INDEX = { 'managedBy.kind': 1, 'managedBy.namespace': 1, 'managedBy.name': 1 } as const;
-const MANAGED_ONLY = { unique: true, partialFilterExpression: { 'managedBy.name': { $exists: true } } };
+// One managed object per owner: unique on managedKey (the owner's identity, or the document's id).
+const MANAGED_INDEX = { managedKey: 1 } as const;
+const MANAGED_ONLY = { unique: true } as const;
 
 interface AccountDoc {
   _id: string;
@@ -43,6 +44,7 @@ interface SiteDoc {
   name: string;
   allowedDomains: string[];
   managedBy?: ManagedBy | null;
+  managedKey: string;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -60,6 +62,7 @@ interface KeyDoc {
   /** Absent on keys issued before signing secrets existed; never read into an ApiKey. */
   signingSecret?: string | null;
   managedBy?: ManagedBy | null;
+  managedKey: string;
   createdAt: Date;
   lastUsedAt: Date | null;
 }
@@ -83,6 +86,7 @@ const siteSchema = new Schema<SiteDoc>(
     name: { type: String, required: true },
     allowedDomains: { type: [String], default: [] },
     managedBy: { type: managedBySchema, default: undefined },
+    managedKey: { type: String, required: true },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
@@ -102,6 +106,7 @@ const keySchema = new Schema<KeyDoc>(
     prefix: { type: String, required: true },
     signingSecret: { type: String, default: null },
     managedBy: { type: managedBySchema, default: undefined },
+    managedKey: { type: String, required: true },
     createdAt: { type: Date, required: true },
     lastUsedAt: { type: Date, default: null },
   },
@@ -146,13 +151,15 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
   const insertSite = async (input: NewSite): Promise<Site> => {
     await requireAccount(input.accountId);
     const now = new Date();
+    const id = newId('site');
     try {
       const created = await Sites.create({
-        _id: newId('site'),
+        _id: id,
         accountId: input.accountId,
         name: input.name,
         allowedDomains: input.allowedDomains,
         ...(input.managedBy ? { managedBy: input.managedBy } : {}),
+        managedKey: managedKey(input.managedBy, id),
         createdAt: now,
         updatedAt: now,
       });
@@ -168,9 +175,10 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     const placement = placeKey(input, input.siteId ? await getSite(input.siteId) : null);
     const generated = generateApiKey();
     const signingSecret = generateSigningSecret();
+    const id = newId('key');
     try {
       const created = await Keys.create({
-        _id: newId('key'),
+        _id: id,
         accountId: input.accountId,
         name: input.name,
         kind: input.kind,
@@ -181,6 +189,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
         prefix: generated.prefix,
         signingSecret,
         ...(input.managedBy ? { managedBy: input.managedBy } : {}),
+        managedKey: managedKey(input.managedBy, id),
         createdAt: new Date(),
         lastUsedAt: null,
       });
@@ -202,8 +211,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     listUsageHistory: usageHistory.listUsageHistory,
     ...jobs,
     ...monitors,
-    // rate-limiter-flexible's Mongo limiter on the store's own database: one atomic upsert per capture, TTL-indexed.
-    consumeRateLimit: rateLimitCounter((options) => new RateLimiterMongo({ ...options, storeClient: connection.db, tableName: 'rateLimits' })),
+    consumeRateLimit: mongoRateLimit(connection),
 
     async createAccount(input) {
       const created = await Accounts.create({ _id: newId('acct'), name: input.name, rateLimitPerMinute: input.rateLimitPerMinute ?? null, createdAt: new Date() });
@@ -230,7 +238,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       return deletedCount > 0;
     },
     async upsertManagedSite(input) {
-      const existing = await Sites.findOne(managedFilter(input.managedBy)).lean();
+      const existing = await Sites.findOne(ownedBy(input.managedBy)).lean();
       if (!existing) {
         try {
           return await insertSite(input);
@@ -239,7 +247,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
           if (!(err instanceof Conflict)) throw err;
         }
       }
-      const current = existing ?? (await Sites.findOne(managedFilter(input.managedBy)).lean());
+      const current = existing ?? (await Sites.findOne(ownedBy(input.managedBy)).lean());
       if (!current) throw new NotFound(`Site for ${input.managedBy.namespace}/${input.managedBy.name} vanished during the upsert`);
       assertSameAccount(current.accountId, input.accountId, input.managedBy);
       const updated = await Sites.findByIdAndUpdate(
@@ -249,7 +257,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       ).lean();
       return toSite(updated) as Site;
     },
-    findSiteByManagedBy: async (ref) => toSite(await Sites.findOne(managedFilter(ref)).lean()),
+    findSiteByManagedBy: async (ref) => toSite(await Sites.findOne(ownedBy(ref)).lean()),
 
     createKey: insertKey,
     getKey,
@@ -268,7 +276,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     },
     deleteKey: async (id) => (await Keys.deleteOne({ _id: id })).deletedCount > 0,
     async upsertManagedKey(input) {
-      const existing = await Keys.findOne(managedFilter(input.managedBy)).lean();
+      const existing = await Keys.findOne(ownedBy(input.managedBy)).lean();
       if (!existing) return insertKey(input);
       assertSameAccount(existing.accountId, input.accountId, input.managedBy);
       const placement = placeKey(input, input.siteId ? await getSite(input.siteId) : null);
@@ -279,7 +287,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       ).lean();
       return { key: toKey(updated) as ApiKey, secret: null, signingSecret: null };
     },
-    findKeyByManagedBy: async (ref) => toKey(await Keys.findOne(managedFilter(ref)).lean()),
+    findKeyByManagedBy: async (ref) => toKey(await Keys.findOne(ownedBy(ref)).lean()),
     getSigningSecret: async (id) => (await Keys.findById(id, { signingSecret: 1 }).lean())?.signingSecret ?? null,
     async touchKey(id, at) {
       await Keys.updateOne({ _id: id }, { $set: { lastUsedAt: at } });
@@ -308,13 +316,6 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
   };
 }
 
-function managedFilter(ref: ManagedByRef) {
-  return { 'managedBy.kind': ref.kind, 'managedBy.namespace': ref.namespace, 'managedBy.name': ref.name };
-}
-
-function isDuplicateKey(err: unknown): boolean {
-  return (err as { code?: number })?.code === 11000;
-}
 
 function toManagedBy(value: ManagedBy | null | undefined): ManagedBy | null {
   return value ? { kind: value.kind, namespace: value.namespace, name: value.name, uid: value.uid } : null;
