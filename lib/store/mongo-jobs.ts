@@ -1,11 +1,17 @@
 import { Schema, type Connection } from 'mongoose';
 import { DEFAULT_IDEMPOTENCY_WINDOW_MS, type Job, type JobData, type JobState, type JobStore } from './jobs.ts';
+import { isDuplicateKey } from './mongo-compat.ts';
 import { newId } from './rules.ts';
 
 /**
- * Jobs in MongoDB. A claim is one findOneAndUpdate on a single document, which MongoDB applies
- * atomically, so two replicas never take the same job. Idempotency keys are unique per owner
- * (a partial unique index): two concurrent submits with one key make one job, the loser reads it.
+ * Jobs in MongoDB, written to hold on MongoDB and on FerretDB v1 alike, which applies an update as a
+ * read and then a write of the whole document (so a conditional findOneAndUpdate lets two callers
+ * through); an insert of a unique id is the one step both servers apply once.
+ * - A claim inserts a claim document whose id is the job's id and the claim's number (its attempt):
+ *   of two replicas claiming one job, one insert succeeds, and only that replica writes the job.
+ * - Idempotency keys are unique per owner through `idempotencySlot` (owner and key, or the job's own
+ *   id once the key is free): FerretDB has no partial indexes. Two concurrent submits with one key
+ *   make one job, the loser reads it.
  * The blob is a field of its own, left out of every read but getJobBlob (a document holds at most
  * 16 MiB, which bounds one result).
  */
@@ -21,6 +27,7 @@ interface JobDoc {
   result: JobData | null;
   blob?: Buffer | null;
   idempotencyKey?: string | null;
+  idempotencySlot: string;
   runAt: Date;
   lockedBy: string | null;
   lockedUntil: Date | null;
@@ -44,6 +51,7 @@ const jobSchema = new Schema<JobDoc>(
     result: { type: Schema.Types.Mixed, default: null },
     blob: { type: Buffer, default: undefined },
     idempotencyKey: { type: String, default: undefined },
+    idempotencySlot: { type: String, required: true },
     runAt: { type: Date, required: true },
     lockedBy: { type: String, default: null },
     lockedUntil: { type: Date, default: null },
@@ -57,16 +65,60 @@ const jobSchema = new Schema<JobDoc>(
 );
 jobSchema.index({ state: 1, type: 1, runAt: 1 });
 jobSchema.index({ ownerId: 1, type: 1, createdAt: -1 });
-jobSchema.index({ expiresAt: 1 }, { partialFilterExpression: { expiresAt: { $type: 'date' } } });
-jobSchema.index({ ownerId: 1, idempotencyKey: 1 }, { unique: true, partialFilterExpression: { idempotencyKey: { $type: 'string' } } });
+jobSchema.index({ expiresAt: 1 });
+jobSchema.index({ idempotencySlot: 1 }, { unique: true });
+jobSchema.index({ ownerId: 1, idempotencyKey: 1 });
+
+/** One per claim of a job: `${jobId}#${attempt}`, inserted once by the replica that takes it. */
+interface ClaimDoc {
+  _id: string;
+  jobId: string;
+  workerId: string;
+  /** Until when the claim stands without the job showing it (a claimer killed between its two writes). */
+  leaseUntil: Date;
+}
+const claimSchema = new Schema<ClaimDoc>(
+  { _id: String, jobId: { type: String, required: true, index: true }, workerId: { type: String, required: true }, leaseUntil: { type: Date, required: true } },
+  { versionKey: false },
+);
+/** How many due jobs one claim looks at: the next ones when another replica took the first. */
+const CLAIM_CANDIDATES = 8;
 
 const WITHOUT_BLOB = { blob: 0 } as const;
 
 export async function mongoJobStore(connection: Connection): Promise<JobStore> {
   const Jobs = connection.model<JobDoc>('Job', jobSchema, 'jobs');
-  await Jobs.createIndexes();
+  const Claims = connection.model<ClaimDoc>('JobClaim', claimSchema, 'jobClaims');
+  await Promise.all([Jobs.createIndexes(), Claims.createIndexes()]);
   const byKey = async (ownerId: string, idempotencyKey: string) => toJob(await Jobs.findOne({ ownerId, idempotencyKey }, WITHOUT_BLOB).lean());
   const held = (id: string, workerId: string) => ({ _id: id, state: 'running' as const, lockedBy: workerId });
+
+  /**
+   * Takes `seen` for `workerId` if no one took it since it was read: the claim document decides
+   * between replicas, then the job is written only if it is still as it was seen (a job that
+   * finished in between is not run again); when it is not, the claim is withdrawn.
+   */
+  async function claim(seen: Omit<JobDoc, 'blob'>, workerId: string, now: Date, leaseMs: number): Promise<Job | null> {
+    const attempt = seen.attempts + 1;
+    const claimId = `${seen._id}#${attempt}`;
+    const lockedUntil = new Date(now.getTime() + leaseMs);
+    try {
+      await Claims.create({ _id: claimId, jobId: seen._id, workerId, leaseUntil: lockedUntil });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      // Taken by another replica; or claimed by one killed before it wrote the job: free that claim
+      // once its lease is over, for the next poll.
+      await Claims.deleteOne({ _id: claimId, leaseUntil: { $lt: now } });
+      return null;
+    }
+    const set = { state: 'running' as const, lockedBy: workerId, lockedUntil, attempts: attempt, startedAt: now, updatedAt: now };
+    const { modifiedCount } = await Jobs.updateOne({ _id: seen._id, attempts: seen.attempts, state: seen.state, updatedAt: seen.updatedAt }, { $set: set });
+    if (modifiedCount === 0) {
+      await Claims.deleteOne({ _id: claimId, workerId });
+      return null;
+    }
+    return toJob({ ...seen, ...set });
+  }
 
   return {
     async enqueueJob(input) {
@@ -75,13 +127,16 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
       if (key !== null) {
         // A key older than the window is free again: the old job keeps its history, not the key.
         const cutoff = new Date(now.getTime() - (input.idempotencyWindowMs ?? DEFAULT_IDEMPOTENCY_WINDOW_MS));
-        await Jobs.updateMany({ ownerId: input.ownerId, idempotencyKey: key, createdAt: { $lte: cutoff } }, { $unset: { idempotencyKey: 1 } });
+        for (const stale of await Jobs.find({ ownerId: input.ownerId, idempotencyKey: key, createdAt: { $lte: cutoff } }, { _id: 1 }).lean()) {
+          await Jobs.updateOne({ _id: stale._id }, { $unset: { idempotencyKey: 1 }, $set: { idempotencySlot: stale._id } });
+        }
         const existing = await byKey(input.ownerId, key);
         if (existing) return { job: existing, created: false };
       }
+      const id = newId('job');
       try {
         const created = await Jobs.create({
-          _id: newId('job'),
+          _id: id,
           type: input.type,
           ownerId: input.ownerId,
           payload: input.payload,
@@ -91,6 +146,7 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
           lastError: null,
           result: null,
           ...(key !== null ? { idempotencyKey: key } : {}),
+          idempotencySlot: key !== null ? idempotencySlot(input.ownerId, key) : id,
           runAt: input.runAt ?? now,
           lockedBy: null,
           lockedUntil: null,
@@ -104,7 +160,7 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
         return { job: toJob(doc) as Job, created: true };
       } catch (err) {
         // Another submit with the same key won the insert: answer its job.
-        if (key !== null && (err as { code?: number })?.code === 11000) {
+        if (key !== null && isDuplicateKey(err)) {
           const existing = await byKey(input.ownerId, key);
           if (existing) return { job: existing, created: false };
         }
@@ -117,12 +173,24 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
     async claimJob(types, workerId, leaseMs) {
       if (types.length === 0) return null;
       const now = new Date();
-      const doc = await Jobs.findOneAndUpdate(
-        { type: { $in: [...types] }, $or: [{ state: 'queued', runAt: { $lte: now } }, { state: 'running', lockedUntil: { $lt: now } }] },
-        { $set: { state: 'running', lockedBy: workerId, lockedUntil: new Date(now.getTime() + leaseMs), startedAt: now, updatedAt: now }, $inc: { attempts: 1 } },
-        { sort: { runAt: 1, createdAt: 1 }, returnDocument: 'after', projection: WITHOUT_BLOB },
-      ).lean();
-      return toJob(doc);
+      // Due jobs, oldest first, but those another replica took during this call: as with one
+      // findOneAndUpdate, a claimer comes back empty only when no due job is left for it.
+      const lost: string[] = [];
+      for (;;) {
+        const candidates = await Jobs.find(
+          { _id: { $nin: lost }, type: { $in: [...types] }, $or: [{ state: 'queued', runAt: { $lte: now } }, { state: 'running', lockedUntil: { $lt: now } }] },
+          WITHOUT_BLOB,
+        )
+          .sort({ runAt: 1, createdAt: 1 })
+          .limit(CLAIM_CANDIDATES)
+          .lean();
+        if (candidates.length === 0) return null;
+        for (const seen of candidates) {
+          const claimed = await claim(seen, workerId, now, leaseMs);
+          if (claimed) return claimed;
+          lost.push(seen._id);
+        }
+      }
     },
     async renewJobLease(id, workerId, leaseMs) {
       const now = new Date();
@@ -184,10 +252,19 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
       return docs.map((doc) => toJob(doc) as Job);
     },
     async deleteExpiredJobs(now) {
-      const { deletedCount } = await Jobs.deleteMany({ expiresAt: { $ne: null, $lte: now } });
+      const expired = { expiresAt: { $ne: null, $lte: now } };
+      const ids = (await Jobs.find(expired, { _id: 1 }).lean()).map((doc) => doc._id);
+      if (ids.length === 0) return 0;
+      const { deletedCount } = await Jobs.deleteMany({ _id: { $in: ids }, ...expired });
+      await Claims.deleteMany({ jobId: { $in: ids } });
       return deletedCount;
     },
   };
+}
+
+/** Unambiguous for any owner and key, and never a job's id. */
+function idempotencySlot(ownerId: string, key: string): string {
+  return JSON.stringify([ownerId, key]);
 }
 
 function toJob(doc: Omit<JobDoc, 'blob'> | null): Job | null {
