@@ -106,12 +106,23 @@ typecheck: install ## Type-check the whole tree
 # The suite's files are named here, not in .mocharc.json, so that `mocha test/one.test.ts` runs one file.
 TEST_FILES := 'test/**/*.test.ts'
 
-mocha: install test-deps ## Run the mocha suite, or the files in TEST_FILES
-	node_modules/.bin/mocha $(TEST_FILES)
+# The MongoDB legs run on FerretDB (test/cluster/ferretdb.sh, built from Go modules) started for the run,
+# with MONGODB_URI exported to mocha, and stopped and wiped however mocha ends. A MONGODB_URI already
+# set names a server to use instead (a real MongoDB), and nothing is started.
+WITH_MONGODB = if [ -z "$${MONGODB_URI:-}" ]; then \
+	  ferretdb_state="$${TMPDIR:-/tmp}/viewfinder-ferretdb-$$$$"; \
+	  trap 'test/cluster/ferretdb.sh down "$$ferretdb_state" --wipe' EXIT; \
+	  uri_line="$$(test/cluster/ferretdb.sh up "$$ferretdb_state" | tail -n 1)"; \
+	  [[ "$$uri_line" == MONGODB_URI=* ]] || { echo "make: ferretdb.sh up printed no MONGODB_URI line" >&2; exit 1; }; \
+	  export "$$uri_line"; \
+	fi;
 
-test: install test-deps ## Type-check, then run the whole mocha suite (real Chromium, real Prometheus)
+mocha: install test-deps ## Run the mocha suite, or the files in TEST_FILES (with FerretDB for the MongoDB legs)
+	$(WITH_MONGODB) node_modules/.bin/mocha $(TEST_FILES)
+
+test: install test-deps ## Type-check, then run the whole mocha suite (real Chromium, real Prometheus, FerretDB for MongoDB)
 	node_modules/.bin/tsc --noEmit -p tsconfig.json
-	node_modules/.bin/mocha $(TEST_FILES)
+	$(WITH_MONGODB) node_modules/.bin/mocha $(TEST_FILES)
 
 bench: install ## Print latency and throughput against the isolated and warm floors, the corpus table, then cache hit vs miss latency
 	node bench/capture.bench.ts
