@@ -28,7 +28,7 @@ export function freshMongoUri(uri: string, prefix = 'viewfinder_test'): string {
  * `describe(title)` whose body runs only with a MongoDB server; without one it holds a single test
  * that skips, saying why and how to get one.
  */
-export function describeOnMongo(title: string, body: (uri: string) => void): void {
+export function describeOnMongo(title: string, body: (this: Mocha.Suite, uri: string) => void): void {
   describe(title, function () {
     if (!MONGODB_URI) {
       it('is skipped: no MongoDB server (MONGODB_URI)', function () {
@@ -37,7 +37,7 @@ export function describeOnMongo(title: string, body: (uri: string) => void): voi
       });
       return;
     }
-    body(MONGODB_URI);
+    body.call(this, MONGODB_URI);
   });
 }
 
@@ -105,7 +105,11 @@ function mongo(uri: string): StoreBackend {
  * Runs `body` once per backend, each in a describe of its own named after it ("… on MongoDB"); the
  * MongoDB one skips, saying why, when there is no server.
  */
-export function forEachStoreBackend(title: string, body: (backend: StoreBackend) => void): void {
-  describe(`${title} on ${sqlite.name}`, () => body(sqlite));
-  describeOnMongo(`${title} on MongoDB`, (uri) => body(mongo(uri)));
+export function forEachStoreBackend(title: string, body: (this: Mocha.Suite, backend: StoreBackend) => void): void {
+  describe(`${title} on ${sqlite.name}`, function () {
+    body.call(this, sqlite);
+  });
+  describeOnMongo(`${title} on MongoDB`, function (uri) {
+    body.call(this, mongo(uri));
+  });
 }
