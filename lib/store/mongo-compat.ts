@@ -24,3 +24,38 @@ function ownerKey(ref: ManagedByRef): string {
 export function isDuplicateKey(err: unknown): boolean {
   return (err as { code?: number })?.code === 11000;
 }
+
+/**
+ * Runs writes to one document one after the other within this process. FerretDB v1 applies an
+ * update as a read and then a write of the whole document, so two updates of one document in flight
+ * at once can undo each other: a lease renewal that read the job before its completion was written
+ * puts it back to running (and another replica runs it again after the lease). MongoDB needs none
+ * of this; it costs it nothing but the order.
+ */
+export function oneWriteAtATime(): <T>(id: string, write: () => Promise<T>) => Promise<T> {
+  const tails = new Map<string, Promise<unknown>>();
+  return async (id, write) => {
+    const previous = tails.get(id) ?? Promise.resolve();
+    const mine = previous.then(write, write);
+    const tail = mine.catch(() => undefined);
+    tails.set(id, tail);
+    try {
+      return await mine;
+    } finally {
+      if (tails.get(id) === tail) tails.delete(id);
+    }
+  };
+}
+
+/**
+ * An upsert that lost the race to insert its document to another's (E11000 on the unique filter) is
+ * applied once more, now as an update: MongoDB retries some of those itself, FerretDB none.
+ */
+export async function upsertOnce<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    return write();
+  }
+}

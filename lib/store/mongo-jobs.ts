@@ -1,6 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
 import { DEFAULT_IDEMPOTENCY_WINDOW_MS, type Job, type JobData, type JobState, type JobStore } from './jobs.ts';
-import { isDuplicateKey } from './mongo-compat.ts';
+import { isDuplicateKey, oneWriteAtATime } from './mongo-compat.ts';
 import { newId } from './rules.ts';
 
 /**
@@ -92,6 +92,7 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
   await Promise.all([Jobs.createIndexes(), Claims.createIndexes()]);
   const byKey = async (ownerId: string, idempotencyKey: string) => toJob(await Jobs.findOne({ ownerId, idempotencyKey }, WITHOUT_BLOB).lean());
   const held = (id: string, workerId: string) => ({ _id: id, state: 'running' as const, lockedBy: workerId });
+  const serially = oneWriteAtATime();
 
   /**
    * Takes `seen` for `workerId` if no one took it since it was read: the claim document decides
@@ -101,7 +102,9 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
   async function claim(seen: Omit<JobDoc, 'blob'>, workerId: string, now: Date, leaseMs: number): Promise<Job | null> {
     const attempt = seen.attempts + 1;
     const claimId = `${seen._id}#${attempt}`;
-    const lockedUntil = new Date(now.getTime() + leaseMs);
+    // The lease runs from now, not from the start of the claim: looking at taken jobs took time.
+    const claimedAt = new Date();
+    const lockedUntil = new Date(claimedAt.getTime() + leaseMs);
     try {
       await Claims.create({ _id: claimId, jobId: seen._id, workerId, leaseUntil: lockedUntil });
     } catch (err) {
@@ -111,8 +114,10 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
       await Claims.deleteOne({ _id: claimId, leaseUntil: { $lt: now } });
       return null;
     }
-    const set = { state: 'running' as const, lockedBy: workerId, lockedUntil, attempts: attempt, startedAt: now, updatedAt: now };
-    const { modifiedCount } = await Jobs.updateOne({ _id: seen._id, attempts: seen.attempts, state: seen.state, updatedAt: seen.updatedAt }, { $set: set });
+    const set = { state: 'running' as const, lockedBy: workerId, lockedUntil, attempts: attempt, startedAt: claimedAt, updatedAt: claimedAt };
+    const { modifiedCount } = await serially(seen._id, () =>
+      Jobs.updateOne({ _id: seen._id, attempts: seen.attempts, state: seen.state, updatedAt: seen.updatedAt }, { $set: set }),
+    );
     if (modifiedCount === 0) {
       await Claims.deleteOne({ _id: claimId, workerId });
       return null;
@@ -128,7 +133,7 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
         // A key older than the window is free again: the old job keeps its history, not the key.
         const cutoff = new Date(now.getTime() - (input.idempotencyWindowMs ?? DEFAULT_IDEMPOTENCY_WINDOW_MS));
         for (const stale of await Jobs.find({ ownerId: input.ownerId, idempotencyKey: key, createdAt: { $lte: cutoff } }, { _id: 1 }).lean()) {
-          await Jobs.updateOne({ _id: stale._id }, { $unset: { idempotencyKey: 1 }, $set: { idempotencySlot: stale._id } });
+          await serially(stale._id, () => Jobs.updateOne({ _id: stale._id }, { $unset: { idempotencyKey: 1 }, $set: { idempotencySlot: stale._id } }));
         }
         const existing = await byKey(input.ownerId, key);
         if (existing) return { job: existing, created: false };
@@ -194,12 +199,12 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
     },
     async renewJobLease(id, workerId, leaseMs) {
       const now = new Date();
-      const { modifiedCount } = await Jobs.updateOne(held(id, workerId), { $set: { lockedUntil: new Date(now.getTime() + leaseMs), updatedAt: now } });
+      const { modifiedCount } = await serially(id, () => Jobs.updateOne(held(id, workerId), { $set: { lockedUntil: new Date(now.getTime() + leaseMs), updatedAt: now } }));
       return modifiedCount > 0;
     },
     async completeJob(id, workerId, outcome) {
       const now = new Date();
-      const { modifiedCount } = await Jobs.updateOne(held(id, workerId), {
+      const { modifiedCount } = await serially(id, () => Jobs.updateOne(held(id, workerId), {
         $set: {
           state: 'succeeded',
           result: outcome.result,
@@ -210,13 +215,13 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
           updatedAt: now,
           expiresAt: outcome.expiresAt,
         },
-      });
+      }));
       return modifiedCount > 0;
     },
     async failJob(id, workerId, error, next) {
       const now = new Date();
       const retry = 'retryAt' in next;
-      const { modifiedCount } = await Jobs.updateOne(held(id, workerId), {
+      const { modifiedCount } = await serially(id, () => Jobs.updateOne(held(id, workerId), {
         $set: {
           state: retry ? 'queued' : 'failed',
           lastError: error,
@@ -227,7 +232,7 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
           updatedAt: now,
           expiresAt: retry ? null : next.expiresAt,
         },
-      });
+      }));
       return modifiedCount > 0;
     },
     async getJobBlob(id) {
