@@ -1,7 +1,7 @@
 import { Schema, type Connection } from 'mongoose';
 import type { Monitor, MonitorRun, MonitorStore } from './monitors.ts';
 import { monitorScope } from './monitors.ts';
-import { isDuplicateKey, managedKey, ownedBy } from './mongo-compat.ts';
+import { isDuplicateKey, managedKey, oneWriteAtATime, ownedBy } from './mongo-compat.ts';
 import { duplicateManagedBy, newId } from './rules.ts';
 import type { ManagedByRef } from './store.ts';
 import { applyPatch, duplicateName, specOf } from './sqlite-monitors.ts';
@@ -63,8 +63,13 @@ export async function mongoMonitorStore(connection: Connection): Promise<Monitor
   const findByManagedBy = async (ref: ManagedByRef) =>
     toMonitor(await Monitors.findOne(ownedBy(ref)).lean<MonitorDoc>());
 
-  /** Writes `next` if the document is still at `current`'s generation; retries on a concurrent write. */
-  async function update(id: string, change: (current: Monitor) => Monitor): Promise<Monitor | null> {
+  const serially = oneWriteAtATime();
+  /**
+   * Writes `next` if the document is still at `current`'s generation; retries on a concurrent write.
+   * Within this process, one at a time: FerretDB v1 does not apply the guard atomically.
+   */
+  const update = (id: string, change: (current: Monitor) => Monitor): Promise<Monitor | null> => serially(id, () => guardedUpdate(id, change));
+  async function guardedUpdate(id: string, change: (current: Monitor) => Monitor): Promise<Monitor | null> {
     for (;;) {
       const current = await get(id);
       if (!current) return null;

@@ -6,7 +6,7 @@ import { mongoUserStore } from './mongo-users.ts';
 import { mongoJobStore } from './mongo-jobs.ts';
 import { mongoMonitorStore } from './mongo-monitors.ts';
 import { assertSameAccount, duplicateManagedBy, newId, placeKey, USAGE_SCOPES, usageScopes } from './rules.ts';
-import { isDuplicateKey, managedKey, ownedBy } from './mongo-compat.ts';
+import { isDuplicateKey, managedKey, oneWriteAtATime, ownedBy, upsertOnce } from './mongo-compat.ts';
 import { mongoRateLimit } from './mongo-rate-limit.ts';
 import type { Account, ApiKey, IssuedKey, ManagedBy, NewKey, NewSite, Site, Store, UsageRow, UsageScope } from './store.ts';
 
@@ -200,6 +200,10 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     }
   };
 
+  // Writes that may meet on one document within this process go one at a time (FerretDB v1 rewrites
+  // whole documents): a key's use and its regeneration, an account's usage counters.
+  const serially = oneWriteAtATime();
+
   const users = await mongoUserStore(connection, async (id) => (await Accounts.exists({ _id: id })) !== null);
   const usageHistory = await mongoUsageHistory(connection);
   const jobs = await mongoJobStore(connection);
@@ -267,11 +271,9 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       const generated = generateApiKey();
       const signingSecret = generateSigningSecret();
       // One document update: the old hash and signing secret are gone in the very write that stores the new ones.
-      const updated = await Keys.findByIdAndUpdate(
-        id,
-        { $set: { hash: generated.hash, prefix: generated.prefix, signingSecret } },
-        { returnDocument: 'after' },
-      ).lean();
+      const updated = await serially(id, () =>
+        Keys.findByIdAndUpdate(id, { $set: { hash: generated.hash, prefix: generated.prefix, signingSecret } }, { returnDocument: 'after' }).lean(),
+      );
       return updated ? { key: toKey(updated) as ApiKey, secret: generated.secret, signingSecret } : null;
     },
     deleteKey: async (id) => (await Keys.deleteOne({ _id: id })).deletedCount > 0,
@@ -290,17 +292,17 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     findKeyByManagedBy: async (ref) => toKey(await Keys.findOne(ownedBy(ref)).lean()),
     getSigningSecret: async (id) => (await Keys.findById(id, { signingSecret: 1 }).lean())?.signingSecret ?? null,
     async touchKey(id, at) {
-      await Keys.updateOne({ _id: id }, { $set: { lastUsedAt: at } });
+      await serially(id, () => Keys.updateOne({ _id: id }, { $set: { lastUsedAt: at } }));
     },
 
     async recordUsage(event) {
       const inc = { captures: event.outcome === 'capture' ? 1 : 0, failures: event.outcome === 'failure' ? 1 : 0, bytes: event.bytes };
-      await Usage.bulkWrite(
-        usageScopes(event).map(([scope, id]) => ({
-          updateOne: { filter: { scope, id }, update: { $inc: inc, $setOnInsert: { accountId: event.accountId } }, upsert: true },
-        })),
-      );
-      await usageHistory.recordDay(event);
+      await serially(event.accountId, async () => {
+        for (const [scope, id] of usageScopes(event)) {
+          await upsertOnce(() => Usage.updateOne({ scope, id }, { $inc: inc, $setOnInsert: { accountId: event.accountId } }, { upsert: true }));
+        }
+        await usageHistory.recordDay(event);
+      });
     },
     async listUsage(accountId) {
       const docs = await Usage.find({ accountId }).sort({ scope: 1, id: 1 }).lean();

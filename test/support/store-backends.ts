@@ -41,13 +41,13 @@ export function describeOnMongo(title: string, body: (this: Mocha.Suite, uri: st
   });
 }
 
-/** Whether the server is FerretDB, which answers buildInfo with its own version beside MongoDB's. */
-export async function ferretDbVersion(uri: string): Promise<string | null> {
+/** Whether the server is FerretDB, which answers buildInfo with a version of its own beside MongoDB's. */
+export async function isFerretDB(uri: string): Promise<boolean> {
   const { default: mongoose } = await import('mongoose');
   const client = await mongoose.mongo.MongoClient.connect(uri, { serverSelectionTimeoutMS: 10_000 });
   try {
     const info = await client.db('admin').command({ buildInfo: 1 });
-    return typeof info.ferretdbVersion === 'string' ? info.ferretdbVersion : null;
+    return 'ferretdbVersion' in info;
   } finally {
     await client.close();
   }
