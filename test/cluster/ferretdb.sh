@@ -8,8 +8,8 @@
 #
 # Both are idempotent. Why SQLite rather than PostgreSQL behind it: FerretDB v1 applies an update as a
 # read, then a write of the whole document, in its own handler whatever the backend, so PostgreSQL
-# makes no update atomic that SQLite leaves racy (docs/hosted.md, "MongoDB servers"); SQLite needs no
-# system package and no server of its own, and starts in well under a second.
+# makes no update atomic that SQLite leaves racy (measured: it lost more; docs/hosted.md, "MongoDB
+# servers"); SQLite needs no system package and no server of its own, and starts in under a second.
 # The server's log is STATE_DIR/ferretdb.log.
 set -euo pipefail
 HERE="$(CDPATH='' cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
