@@ -111,7 +111,7 @@ TEST_FILES := 'test/**/*.test.ts'
 # set names a server to use instead (a real MongoDB), and nothing is started.
 WITH_MONGODB = if [ -z "$${MONGODB_URI:-}" ]; then \
 	  ferretdb_state="$${TMPDIR:-/tmp}/viewfinder-ferretdb-$$$$"; \
-	  trap 'test/cluster/ferretdb.sh down "$$ferretdb_state" --wipe' EXIT; \
+	  trap 'test/cluster/ferretdb.sh down "$$ferretdb_state" --wipe' EXIT; trap 'exit 130' INT TERM HUP; \
 	  uri_line="$$(test/cluster/ferretdb.sh up "$$ferretdb_state" | tail -n 1)"; \
 	  [[ "$$uri_line" == MONGODB_URI=* ]] || { echo "make: ferretdb.sh up printed no MONGODB_URI line" >&2; exit 1; }; \
 	  export "$$uri_line"; \
