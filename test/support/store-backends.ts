@@ -66,7 +66,7 @@ export interface StoreBackend {
   create(): Promise<TestStore>;
 }
 
-const sqlite: StoreBackend = {
+export const sqlite: StoreBackend = {
   name: 'embedded SQLite',
   async create() {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-store-'));
@@ -82,7 +82,7 @@ const sqlite: StoreBackend = {
   },
 };
 
-function mongo(uri: string): StoreBackend {
+export function mongo(uri: string): StoreBackend {
   return {
     name: 'MongoDB',
     async create() {
