@@ -98,7 +98,9 @@ try {
     console.log(`  MongoDB / SQLite: p50 ${fmt(median(mongoMs!) / median(sqliteMs!), 2)}, p95 ${fmt(percentile(mongoMs!, 95) / percentile(sqliteMs!, 95), 2)}\n`);
   }
 
-  // 2. Asynchronous throughput on the stub renderer, rounds alternating the backends.
+  // 2. Asynchronous throughput on the stub renderer, rounds alternating the backends. The Chromium
+  // API processes share each store's job queue: stopped first, so that only the stub's run the jobs.
+  for (const leg of legs) await leg.chromium.stop();
   const throughput = new Map(legs.map((leg) => [leg.name, [] as number[]]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const leg of round % 2 ? [...legs].reverse() : legs) {

@@ -1,3 +1,4 @@
+import type { Model } from 'mongoose';
 import type { ManagedByRef } from './store.ts';
 
 /**
@@ -58,4 +59,14 @@ export async function upsertOnce<T>(write: () => Promise<T>): Promise<T> {
     if (!isDuplicateKey(err)) throw err;
     return write();
   }
+}
+
+/**
+ * Gives the documents written before `field` existed their value, one document at a time (FerretDB
+ * v1 has no pipeline updates), so that the unique index on it can be built: run before the model's
+ * indexes, on schemas that build none by themselves (`autoIndex: false`).
+ */
+export async function backfill<T extends { _id: string }>(model: Model<T>, field: string, valueOf: (doc: T) => string): Promise<void> {
+  const missing = await model.find({ [field]: { $exists: false } } as never).lean<T[]>();
+  for (const doc of missing) await model.updateOne({ _id: doc._id } as never, { $set: { [field]: valueOf(doc) } } as never);
 }

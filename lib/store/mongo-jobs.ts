@@ -1,6 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
 import { DEFAULT_IDEMPOTENCY_WINDOW_MS, type Job, type JobData, type JobState, type JobStore } from './jobs.ts';
-import { isDuplicateKey, oneWriteAtATime } from './mongo-compat.ts';
+import { backfill, isDuplicateKey, oneWriteAtATime } from './mongo-compat.ts';
 import { newId } from './rules.ts';
 
 /**
@@ -61,7 +61,8 @@ const jobSchema = new Schema<JobDoc>(
     finishedAt: { type: Date, default: null },
     expiresAt: { type: Date, default: null },
   },
-  { versionKey: false, minimize: false },
+  // Indexes are built after the idempotencySlot backfill (mongoJobStore).
+  { versionKey: false, minimize: false, autoIndex: false },
 );
 jobSchema.index({ state: 1, type: 1, runAt: 1 });
 jobSchema.index({ ownerId: 1, type: 1, createdAt: -1 });
@@ -89,6 +90,7 @@ const WITHOUT_BLOB = { blob: 0 } as const;
 export async function mongoJobStore(connection: Connection): Promise<JobStore> {
   const Jobs = connection.model<JobDoc>('Job', jobSchema, 'jobs');
   const Claims = connection.model<ClaimDoc>('JobClaim', claimSchema, 'jobClaims');
+  await backfill(Jobs, 'idempotencySlot', (doc) => (doc.idempotencyKey ? idempotencySlot(doc.ownerId, doc.idempotencyKey) : doc._id));
   await Promise.all([Jobs.createIndexes(), Claims.createIndexes()]);
   const byKey = async (ownerId: string, idempotencyKey: string) => toJob(await Jobs.findOne({ ownerId, idempotencyKey }, WITHOUT_BLOB).lean());
   const held = (id: string, workerId: string) => ({ _id: id, state: 'running' as const, lockedBy: workerId });

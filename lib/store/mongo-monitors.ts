@@ -1,7 +1,7 @@
 import { Schema, type Connection } from 'mongoose';
 import type { Monitor, MonitorRun, MonitorStore } from './monitors.ts';
 import { monitorScope } from './monitors.ts';
-import { isDuplicateKey, managedKey, oneWriteAtATime, ownedBy } from './mongo-compat.ts';
+import { backfill, isDuplicateKey, managedKey, oneWriteAtATime, ownedBy } from './mongo-compat.ts';
 import { duplicateManagedBy, newId } from './rules.ts';
 import type { ManagedByRef } from './store.ts';
 import { applyPatch, duplicateName, specOf } from './sqlite-monitors.ts';
@@ -35,7 +35,8 @@ const monitorSchema = new Schema<MonitorDoc>(
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
-  { versionKey: false, minimize: false },
+  // Indexes are built after the managedKey backfill (mongoMonitorStore).
+  { versionKey: false, minimize: false, autoIndex: false },
 );
 monitorSchema.index({ accountId: 1, scope: 1, name: 1 }, { unique: true });
 // The operator's lookup by owner; one monitor per owner (an unmanaged monitor's key is its own id).
@@ -58,7 +59,8 @@ runSchema.index({ monitorId: 1, finishedAt: -1 });
 export async function mongoMonitorStore(connection: Connection): Promise<MonitorStore> {
   const Monitors = connection.model<MonitorDoc>('Monitor', monitorSchema, 'monitors');
   const Runs = connection.model<RunDoc>('MonitorRun', runSchema, 'monitorRuns');
-  await Promise.all([Monitors.init(), Runs.init()]);
+  await backfill(Monitors, 'managedKey', (doc) => managedKey(doc.managedBy, doc._id));
+  await Promise.all([Monitors.createIndexes(), Runs.init()]);
   const get = async (id: string) => toMonitor(await Monitors.findById(id).lean<MonitorDoc>());
   const findByManagedBy = async (ref: ManagedByRef) =>
     toMonitor(await Monitors.findOne(ownedBy(ref)).lean<MonitorDoc>());

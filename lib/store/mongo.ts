@@ -6,7 +6,7 @@ import { mongoUserStore } from './mongo-users.ts';
 import { mongoJobStore } from './mongo-jobs.ts';
 import { mongoMonitorStore } from './mongo-monitors.ts';
 import { assertSameAccount, duplicateManagedBy, newId, placeKey, USAGE_SCOPES, usageScopes } from './rules.ts';
-import { isDuplicateKey, managedKey, oneWriteAtATime, ownedBy, upsertOnce } from './mongo-compat.ts';
+import { backfill, isDuplicateKey, managedKey, oneWriteAtATime, ownedBy, upsertOnce } from './mongo-compat.ts';
 import { mongoRateLimit } from './mongo-rate-limit.ts';
 import type { Account, ApiKey, IssuedKey, ManagedBy, NewKey, NewSite, Site, Store, UsageRow, UsageScope } from './store.ts';
 
@@ -90,7 +90,8 @@ const siteSchema = new Schema<SiteDoc>(
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
-  { versionKey: false },
+  // Indexes are built after the managedKey backfill (openMongoStore).
+  { versionKey: false, autoIndex: false },
 );
 siteSchema.index(MANAGED_INDEX, MANAGED_ONLY);
 const keySchema = new Schema<KeyDoc>(
@@ -110,7 +111,7 @@ const keySchema = new Schema<KeyDoc>(
     createdAt: { type: Date, required: true },
     lastUsedAt: { type: Date, default: null },
   },
-  { versionKey: false },
+  { versionKey: false, autoIndex: false },
 );
 keySchema.index(MANAGED_INDEX, MANAGED_ONLY);
 const usageSchema = new Schema<UsageDoc>(
@@ -140,6 +141,8 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
   const Sites = connection.model<SiteDoc>('Site', siteSchema, 'sites');
   const Keys = connection.model<KeyDoc>('ApiKey', keySchema, 'apiKeys');
   const Usage = connection.model<UsageDoc>('Usage', usageSchema, 'usage');
+  // Sites and keys written before managedKey existed get it first: its unique index needs it on all.
+  await Promise.all([backfill(Sites, 'managedKey', (doc) => managedKey(doc.managedBy, doc._id)), backfill(Keys, 'managedKey', (doc) => managedKey(doc.managedBy, doc._id))]);
   await Promise.all([Accounts.createIndexes(), Sites.createIndexes(), Keys.createIndexes(), Usage.createIndexes()]);
 
   const getSite = async (id: string) => toSite(await Sites.findById(id).lean());

@@ -2,7 +2,13 @@ import { expect } from 'chai';
 import { openMongoStore } from '../../lib/store/mongo.ts';
 import type { Store } from '../../lib/store/store.ts';
 import { describeOnMongo, freshMongoUri, isFerretDB } from '../support/store-backends.ts';
+import { Conflict } from '../../lib/errors.ts';
 import { storeConformance } from './conformance.ts';
+
+async function expectConflict(write: Promise<unknown>): Promise<void> {
+  const err = await write.then(() => null, (caught: unknown) => caught);
+  expect(err).to.be.instanceOf(Conflict);
+}
 
 describeOnMongo('store: MongoDB backend', (uri) => {
   storeConformance(
@@ -22,6 +28,36 @@ describeOnMongo('store: MongoDB backend', (uri) => {
     } finally {
       await one.dropDatabase();
       await Promise.all([one.close(), two.close()]);
+    }
+  });
+
+  it('opens a database written before managedKey and idempotencySlot: backfills them, then enforces both', async () => {
+    const database = freshMongoUri(uri);
+    const { default: mongoose } = await import('mongoose');
+    const raw = await mongoose.mongo.MongoClient.connect(database);
+    const now = new Date();
+    const owner = { kind: 'Site' as const, namespace: 'shop', name: 'storefront', uid: 'u1' };
+    await raw.db().collection('accounts').insertOne({ _id: 'acct_old' as never, name: 'Old', rateLimitPerMinute: null, createdAt: now });
+    await raw.db().collection('sites').insertMany([
+      { _id: 'site_plain1' as never, accountId: 'acct_old', name: 'a', allowedDomains: [], createdAt: now, updatedAt: now },
+      { _id: 'site_plain2' as never, accountId: 'acct_old', name: 'b', allowedDomains: [], createdAt: now, updatedAt: now },
+      { _id: 'site_owned' as never, accountId: 'acct_old', name: 'c', allowedDomains: [], managedBy: owner, createdAt: now, updatedAt: now },
+    ]);
+    const job = { type: 'capture', ownerId: 'acct_old', payload: {}, state: 'queued', attempts: 0, maxAttempts: 1, runAt: now, lockedBy: null, lockedUntil: null, createdAt: now, updatedAt: now };
+    await raw.db().collection('jobs').insertOne({ _id: 'job_old' as never, ...job, idempotencyKey: 'order-1' });
+    await raw.close();
+
+    const store = await openMongoStore({ uri: database });
+    try {
+      expect((await store.findSiteByManagedBy(owner))?.id).to.equal('site_owned');
+      expect((await store.listSites('acct_old')).map((site) => site.id)).to.have.members(['site_plain1', 'site_plain2', 'site_owned']);
+      await expectConflict(store.createSite({ accountId: 'acct_old', name: 'again', allowedDomains: [], managedBy: owner }));
+      const again = await store.enqueueJob({ type: 'capture', ownerId: 'acct_old', payload: {}, maxAttempts: 1, idempotencyKey: 'order-1' });
+      expect(again).to.deep.include({ created: false });
+      expect(again.job.id).to.equal('job_old');
+    } finally {
+      await store.dropDatabase();
+      await store.close();
     }
   });
 
