@@ -48,7 +48,7 @@ $(CHROMIUM_PATH) $(UBLOCK_ASSETS):
 	./tools/install-system-deps.sh
 
 # The real-node leg (test/node/) builds the image with buildah where the project's own node can run
-# pods (root, and Go to build Kubernetes: test/cluster/with-cluster.sh).
+# pods (root, and Go to build Kubernetes: test/cluster/with-test-servers.sh).
 NODE_LEG_DEPS := $(if $(shell [ "$$(id -u)" = 0 ] && command -v go),$(if $(shell docker info >/dev/null 2>&1 && echo docker),,image-deps))
 
 # The observability tests run a real Prometheus and promtool (Debian's `prometheus` package).
@@ -107,14 +107,15 @@ typecheck: install ## Type-check the whole tree
 # The suite's files are named here, not in .mocharc.json, so that `mocha test/one.test.ts` runs one file.
 TEST_FILES := 'test/**/*.test.ts'
 
-mocha: install test-deps ## Run the mocha suite, or the files in TEST_FILES
-	node_modules/.bin/mocha $(TEST_FILES)
+mocha: install test-deps ## Run the mocha suite, or the files in TEST_FILES, with FerretDB for the MongoDB legs (no cluster)
+	VIEWFINDER_CLUSTER=none test/cluster/with-test-servers.sh node_modules/.bin/mocha $(TEST_FILES)
 
-# The suite runs with the project's own Kubernetes up (test/cluster: built from Go modules and cached
-# outside the clone, a node where it can run, else the control plane alone); it is stopped after.
-test: install test-deps ## Type-check, then run the whole mocha suite (real Chromium, real Prometheus, the project's own Kubernetes)
+# The suite runs with the project's own test servers up (test/cluster: Kubernetes and FerretDB, built
+# from Go modules and cached outside the clone; a node where it can run, else the control plane
+# alone), stopped however mocha ends.
+test: install test-deps ## Type-check, then run the whole mocha suite (real Chromium, real Prometheus, the project's own Kubernetes, FerretDB)
 	node_modules/.bin/tsc --noEmit -p tsconfig.json
-	test/cluster/with-cluster.sh node_modules/.bin/mocha $(TEST_FILES)
+	test/cluster/with-test-servers.sh node_modules/.bin/mocha $(TEST_FILES)
 
 bench: install ## Print latency and throughput against the isolated and warm floors, the corpus table, then cache hit vs miss latency
 	node bench/capture.bench.ts

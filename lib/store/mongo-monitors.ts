@@ -1,6 +1,7 @@
 import { Schema, type Connection } from 'mongoose';
 import type { Monitor, MonitorRun, MonitorStore } from './monitors.ts';
 import { monitorScope } from './monitors.ts';
+import { backfill, isDuplicateKey, managedKey, oneWriteAtATime, ownedBy } from './mongo-compat.ts';
 import { duplicateManagedBy, newId } from './rules.ts';
 import type { ManagedByRef } from './store.ts';
 import { applyPatch, duplicateName, specOf } from './sqlite-monitors.ts';
@@ -10,7 +11,7 @@ import { applyPatch, duplicateName, specOf } from './sqlite-monitors.ts';
  * scope by index) and one per run. Updates are read-modify-write guarded by the generation, so two
  * replicas' concurrent edits cannot interleave: the loser retries on the new document.
  */
-type MonitorDoc = Omit<Monitor, 'id'> & { _id: string; scope: string };
+type MonitorDoc = Omit<Monitor, 'id'> & { _id: string; scope: string; managedKey: string };
 type RunDoc = Omit<MonitorRun, 'id'> & { _id: string };
 
 const monitorSchema = new Schema<MonitorDoc>(
@@ -27,20 +28,19 @@ const monitorSchema = new Schema<MonitorDoc>(
     compare: { type: Schema.Types.Mixed, required: true },
     pages: { type: Schema.Types.Mixed, required: true },
     managedBy: { type: Schema.Types.Mixed, default: null },
+    managedKey: { type: String, required: true },
     baselines: { type: Schema.Types.Mixed, default: {} },
     generation: { type: Number, required: true },
     scheduleStartedAt: { type: Date, required: true },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
-  { versionKey: false, minimize: false },
+  // Indexes are built after the managedKey backfill (mongoMonitorStore).
+  { versionKey: false, minimize: false, autoIndex: false },
 );
 monitorSchema.index({ accountId: 1, scope: 1, name: 1 }, { unique: true });
-// The operator's lookup by owner; one monitor per owner (a null managedBy is outside the index).
-monitorSchema.index(
-  { 'managedBy.kind': 1, 'managedBy.namespace': 1, 'managedBy.name': 1 },
-  { unique: true, name: 'monitors_by_managed_by', partialFilterExpression: { 'managedBy.name': { $exists: true } } },
-);
+// The operator's lookup by owner; one monitor per owner (an unmanaged monitor's key is its own id).
+monitorSchema.index({ managedKey: 1 }, { unique: true, name: 'monitors_by_managed_key' });
 
 const runSchema = new Schema<RunDoc>(
   {
@@ -59,13 +59,19 @@ runSchema.index({ monitorId: 1, finishedAt: -1 });
 export async function mongoMonitorStore(connection: Connection): Promise<MonitorStore> {
   const Monitors = connection.model<MonitorDoc>('Monitor', monitorSchema, 'monitors');
   const Runs = connection.model<RunDoc>('MonitorRun', runSchema, 'monitorRuns');
-  await Promise.all([Monitors.init(), Runs.init()]);
+  await backfill(Monitors, 'managedKey', (doc) => managedKey(doc.managedBy, doc._id));
+  await Promise.all([Monitors.createIndexes(), Runs.init()]);
   const get = async (id: string) => toMonitor(await Monitors.findById(id).lean<MonitorDoc>());
   const findByManagedBy = async (ref: ManagedByRef) =>
-    toMonitor(await Monitors.findOne({ 'managedBy.kind': ref.kind, 'managedBy.namespace': ref.namespace, 'managedBy.name': ref.name }).lean<MonitorDoc>());
+    toMonitor(await Monitors.findOne(ownedBy(ref)).lean<MonitorDoc>());
 
-  /** Writes `next` if the document is still at `current`'s generation; retries on a concurrent write. */
-  async function update(id: string, change: (current: Monitor) => Monitor): Promise<Monitor | null> {
+  const serially = oneWriteAtATime();
+  /**
+   * Writes `next` if the document is still at `current`'s generation; retries on a concurrent write.
+   * Within this process, one at a time: FerretDB v1 does not apply the guard atomically.
+   */
+  const update = (id: string, change: (current: Monitor) => Monitor): Promise<Monitor | null> => serially(id, () => guardedUpdate(id, change));
+  async function guardedUpdate(id: string, change: (current: Monitor) => Monitor): Promise<Monitor | null> {
     for (;;) {
       const current = await get(id);
       if (!current) return null;
@@ -75,11 +81,15 @@ export async function mongoMonitorStore(connection: Connection): Promise<Monitor
         const written = await Monitors.findOneAndUpdate(
           { _id: id, generation: current.generation, updatedAt: current.updatedAt },
           { $set: { ...fields, scope: monitorScope(next) } },
-          { new: true },
+          { returnDocument: 'after' },
         ).lean<MonitorDoc>();
         if (written) return toMonitor(written);
       } catch (err) {
-        if ((err as { code?: number })?.code === 11000) throw duplicateName(next.name);
+        // MongoDB answers E11000; FerretDB v1 reports a unique index broken by an update as an
+        // internal error, so the name is looked up to tell that case from any other failure.
+        if (isDuplicateKey(err) || (await Monitors.exists({ accountId: next.accountId, scope: monitorScope(next), name: next.name, _id: { $ne: id } }))) {
+          throw duplicateName(next.name);
+        }
         throw err;
       }
     }
@@ -89,13 +99,15 @@ export async function mongoMonitorStore(connection: Connection): Promise<Monitor
     async createMonitor(input) {
       const { accountId, managedBy = null, ...spec } = input;
       const now = new Date();
+      const id = newId('mon');
       try {
         const created = await Monitors.create({
-          _id: newId('mon'),
+          _id: id,
           accountId,
           scope: monitorScope({ accountId, managedBy }),
           ...specOf(spec),
           managedBy,
+          managedKey: managedKey(managedBy, id),
           baselines: {},
           generation: 1,
           scheduleStartedAt: now,
@@ -104,7 +116,7 @@ export async function mongoMonitorStore(connection: Connection): Promise<Monitor
         });
         return toMonitor(created.toObject()) as Monitor;
       } catch (err) {
-        if ((err as { code?: number })?.code === 11000) throw managedBy && (await findByManagedBy(managedBy)) ? duplicateManagedBy(managedBy) : duplicateName(spec.name);
+        if (isDuplicateKey(err)) throw managedBy && (await findByManagedBy(managedBy)) ? duplicateManagedBy(managedBy) : duplicateName(spec.name);
         throw err;
       }
     },
@@ -131,7 +143,7 @@ export async function mongoMonitorStore(connection: Connection): Promise<Monitor
         await Runs.create({ _id: id, ...input });
         return { id, ...input };
       } catch (err) {
-        if ((err as { code?: number })?.code !== 11000) throw err;
+        if (!isDuplicateKey(err)) throw err;
         return toRun((await Runs.findById(id).lean<RunDoc>()) as RunDoc);
       }
     },

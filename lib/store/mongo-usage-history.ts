@@ -1,4 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
+import { upsertOnce } from './mongo-compat.ts';
 import { USAGE_SCOPES, usageScopes } from './rules.ts';
 import type { UsageEvent, UsageScope } from './store.ts';
 import { utcDay, type UsageDayRow, type UsageHistoryStore } from './usage-history.ts';
@@ -36,11 +37,9 @@ export async function mongoUsageHistory(connection: Connection): Promise<UsageHi
     async recordDay(event) {
       const day = utcDay(new Date());
       const inc = { captures: event.outcome === 'capture' ? 1 : 0, failures: event.outcome === 'failure' ? 1 : 0, bytes: event.bytes };
-      await UsageDays.bulkWrite(
-        usageScopes(event).map(([scope, id]) => ({
-          updateOne: { filter: { day, scope, id }, update: { $inc: inc, $setOnInsert: { accountId: event.accountId } }, upsert: true },
-        })),
-      );
+      for (const [scope, id] of usageScopes(event)) {
+        await upsertOnce(() => UsageDays.updateOne({ day, scope, id }, { $inc: inc, $setOnInsert: { accountId: event.accountId } }, { upsert: true }));
+      }
     },
     async listUsageHistory(accountId, sinceDay) {
       const docs = await UsageDays.find({ accountId, day: { $gte: sinceDay } }).sort({ day: 1, scope: 1, id: 1 }).lean();

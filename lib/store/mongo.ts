@@ -1,5 +1,4 @@
 import mongoose, { Schema, type Connection } from 'mongoose';
-import { RateLimiterMongo } from 'rate-limiter-flexible';
 import { generateApiKey, generateSigningSecret } from '../api-keys.ts';
 import { Conflict, NotFound } from '../errors.ts';
 import { mongoUsageHistory } from './mongo-usage-history.ts';
@@ -7,9 +6,10 @@ import { mongoUserStore } from './mongo-users.ts';
 import { mongoJobStore } from './mongo-jobs.ts';
 import { mongoMonitorStore } from './mongo-monitors.ts';
 import { assertSameAccount, duplicateManagedBy, newId, placeKey, USAGE_SCOPES, usageScopes } from './rules.ts';
-import { rateLimitCounter } from './rate-limit-counter.ts';
+import { backfill, isDuplicateKey, managedKey, oneWriteAtATime, ownedBy, upsertOnce } from './mongo-compat.ts';
+import { mongoRateLimit } from './mongo-rate-limit.ts';
 import { secretSealer, type SecretKeys } from './secret-sealing.ts';
-import type { Account, ApiKey, IssuedKey, ManagedBy, ManagedByRef, NewKey, NewSite, Site, Store, UsageRow, UsageScope } from './store.ts';
+import type { Account, ApiKey, IssuedKey, ManagedBy, NewKey, NewSite, Site, Store, UsageRow, UsageScope } from './store.ts';
 
 /**
  * The MongoDB store, through mongoose. Documents use the same string ids as the embedded store.
@@ -29,8 +29,9 @@ const managedBySchema = new Schema<ManagedBy>(
   { _id: false },
 );
 
-const MANAGED_INDEX = { 'managedBy.kind': 1, 'managedBy.namespace': 1, 'managedBy.name': 1 } as const;
-const MANAGED_ONLY = { unique: true, partialFilterExpression: { 'managedBy.name': { $exists: true } } };
+// One managed object per owner: unique on managedKey (the owner's identity, or the document's id).
+const MANAGED_INDEX = { managedKey: 1 } as const;
+const MANAGED_ONLY = { unique: true } as const;
 
 interface AccountDoc {
   _id: string;
@@ -44,6 +45,7 @@ interface SiteDoc {
   name: string;
   allowedDomains: string[];
   managedBy?: ManagedBy | null;
+  managedKey: string;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -61,6 +63,7 @@ interface KeyDoc {
   /** Absent on keys issued before signing secrets existed; never read into an ApiKey. */
   signingSecret?: string | null;
   managedBy?: ManagedBy | null;
+  managedKey: string;
   createdAt: Date;
   lastUsedAt: Date | null;
 }
@@ -84,10 +87,12 @@ const siteSchema = new Schema<SiteDoc>(
     name: { type: String, required: true },
     allowedDomains: { type: [String], default: [] },
     managedBy: { type: managedBySchema, default: undefined },
+    managedKey: { type: String, required: true },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
-  { versionKey: false },
+  // Indexes are built after the managedKey backfill (openMongoStore).
+  { versionKey: false, autoIndex: false },
 );
 siteSchema.index(MANAGED_INDEX, MANAGED_ONLY);
 const keySchema = new Schema<KeyDoc>(
@@ -103,10 +108,11 @@ const keySchema = new Schema<KeyDoc>(
     prefix: { type: String, required: true },
     signingSecret: { type: String, default: null },
     managedBy: { type: managedBySchema, default: undefined },
+    managedKey: { type: String, required: true },
     createdAt: { type: Date, required: true },
     lastUsedAt: { type: Date, default: null },
   },
-  { versionKey: false },
+  { versionKey: false, autoIndex: false },
 );
 keySchema.index(MANAGED_INDEX, MANAGED_ONLY);
 const usageSchema = new Schema<UsageDoc>(
@@ -139,6 +145,8 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
   const Sites = connection.model<SiteDoc>('Site', siteSchema, 'sites');
   const Keys = connection.model<KeyDoc>('ApiKey', keySchema, 'apiKeys');
   const Usage = connection.model<UsageDoc>('Usage', usageSchema, 'usage');
+  // Sites and keys written before managedKey existed get it first: its unique index needs it on all.
+  await Promise.all([backfill(Sites, 'managedKey', (doc) => managedKey(doc.managedBy, doc._id)), backfill(Keys, 'managedKey', (doc) => managedKey(doc.managedBy, doc._id))]);
   await Promise.all([Accounts.createIndexes(), Sites.createIndexes(), Keys.createIndexes(), Usage.createIndexes()]);
 
   const getSite = async (id: string) => toSite(await Sites.findById(id).lean());
@@ -150,13 +158,15 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
   const insertSite = async (input: NewSite): Promise<Site> => {
     await requireAccount(input.accountId);
     const now = new Date();
+    const id = newId('site');
     try {
       const created = await Sites.create({
-        _id: newId('site'),
+        _id: id,
         accountId: input.accountId,
         name: input.name,
         allowedDomains: input.allowedDomains,
         ...(input.managedBy ? { managedBy: input.managedBy } : {}),
+        managedKey: managedKey(input.managedBy, id),
         createdAt: now,
         updatedAt: now,
       });
@@ -172,9 +182,10 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     const placement = placeKey(input, input.siteId ? await getSite(input.siteId) : null);
     const generated = generateApiKey();
     const signingSecret = generateSigningSecret();
+    const id = newId('key');
     try {
       const created = await Keys.create({
-        _id: newId('key'),
+        _id: id,
         accountId: input.accountId,
         name: input.name,
         kind: input.kind,
@@ -185,6 +196,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
         prefix: generated.prefix,
         signingSecret: sealer.seal(signingSecret),
         ...(input.managedBy ? { managedBy: input.managedBy } : {}),
+        managedKey: managedKey(input.managedBy, id),
         createdAt: new Date(),
         lastUsedAt: null,
       });
@@ -194,6 +206,10 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       throw err;
     }
   };
+
+  // Writes that may meet on one document within this process go one at a time (FerretDB v1 rewrites
+  // whole documents): a key's use and its regeneration, an account's usage counters.
+  const serially = oneWriteAtATime();
 
   const users = await mongoUserStore(connection, async (id) => (await Accounts.exists({ _id: id })) !== null);
   const usageHistory = await mongoUsageHistory(connection);
@@ -206,8 +222,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     listUsageHistory: usageHistory.listUsageHistory,
     ...jobs,
     ...monitors,
-    // rate-limiter-flexible's Mongo limiter on the store's own database: one atomic upsert per capture, TTL-indexed.
-    consumeRateLimit: rateLimitCounter((options) => new RateLimiterMongo({ ...options, storeClient: connection.db, tableName: 'rateLimits' })),
+    consumeRateLimit: mongoRateLimit(connection),
 
     async createAccount(input) {
       const created = await Accounts.create({ _id: newId('acct'), name: input.name, rateLimitPerMinute: input.rateLimitPerMinute ?? null, createdAt: new Date() });
@@ -234,7 +249,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       return deletedCount > 0;
     },
     async upsertManagedSite(input) {
-      const existing = await Sites.findOne(managedFilter(input.managedBy)).lean();
+      const existing = await Sites.findOne(ownedBy(input.managedBy)).lean();
       if (!existing) {
         try {
           return await insertSite(input);
@@ -243,7 +258,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
           if (!(err instanceof Conflict)) throw err;
         }
       }
-      const current = existing ?? (await Sites.findOne(managedFilter(input.managedBy)).lean());
+      const current = existing ?? (await Sites.findOne(ownedBy(input.managedBy)).lean());
       if (!current) throw new NotFound(`Site for ${input.managedBy.namespace}/${input.managedBy.name} vanished during the upsert`);
       assertSameAccount(current.accountId, input.accountId, input.managedBy);
       const updated = await Sites.findByIdAndUpdate(
@@ -253,7 +268,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       ).lean();
       return toSite(updated) as Site;
     },
-    findSiteByManagedBy: async (ref) => toSite(await Sites.findOne(managedFilter(ref)).lean()),
+    findSiteByManagedBy: async (ref) => toSite(await Sites.findOne(ownedBy(ref)).lean()),
 
     createKey: insertKey,
     getKey,
@@ -263,16 +278,14 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       const generated = generateApiKey();
       const signingSecret = generateSigningSecret();
       // One document update: the old hash and signing secret are gone in the very write that stores the new ones.
-      const updated = await Keys.findByIdAndUpdate(
-        id,
-        { $set: { hash: generated.hash, prefix: generated.prefix, signingSecret: sealer.seal(signingSecret) } },
-        { returnDocument: 'after' },
-      ).lean();
+      const updated = await serially(id, () =>
+        Keys.findByIdAndUpdate(id, { $set: { hash: generated.hash, prefix: generated.prefix, signingSecret: sealer.seal(signingSecret) } }, { returnDocument: 'after' }).lean(),
+      );
       return updated ? { key: toKey(updated) as ApiKey, secret: generated.secret, signingSecret } : null;
     },
     deleteKey: async (id) => (await Keys.deleteOne({ _id: id })).deletedCount > 0,
     async upsertManagedKey(input) {
-      const existing = await Keys.findOne(managedFilter(input.managedBy)).lean();
+      const existing = await Keys.findOne(ownedBy(input.managedBy)).lean();
       if (!existing) return insertKey(input);
       assertSameAccount(existing.accountId, input.accountId, input.managedBy);
       const placement = placeKey(input, input.siteId ? await getSite(input.siteId) : null);
@@ -283,7 +296,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       ).lean();
       return { key: toKey(updated) as ApiKey, secret: null, signingSecret: null };
     },
-    findKeyByManagedBy: async (ref) => toKey(await Keys.findOne(managedFilter(ref)).lean()),
+    findKeyByManagedBy: async (ref) => toKey(await Keys.findOne(ownedBy(ref)).lean()),
     async getSigningSecret(id) {
       const stored = (await Keys.findById(id, { signingSecret: 1 }).lean())?.signingSecret;
       return typeof stored === 'string' ? sealer.open(stored) : null;
@@ -291,21 +304,21 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     async resealSigningSecrets() {
       const stale = (await Keys.find({ signingSecret: { $type: 'string' } }, { signingSecret: 1 }).lean()).filter((doc) => !sealer.isCurrent(doc.signingSecret as string));
       // Each only if it is still what was read: a key regenerated meanwhile keeps its new secret.
-      for (const doc of stale) await Keys.updateOne({ _id: doc._id, signingSecret: doc.signingSecret }, { $set: { signingSecret: sealer.seal(sealer.open(doc.signingSecret as string)) } });
+      for (const doc of stale) await serially(doc._id, () => Keys.updateOne({ _id: doc._id, signingSecret: doc.signingSecret }, { $set: { signingSecret: sealer.seal(sealer.open(doc.signingSecret as string)) } }));
       return stale.length;
     },
     async touchKey(id, at) {
-      await Keys.updateOne({ _id: id }, { $set: { lastUsedAt: at } });
+      await serially(id, () => Keys.updateOne({ _id: id }, { $set: { lastUsedAt: at } }));
     },
 
     async recordUsage(event) {
       const inc = { captures: event.outcome === 'capture' ? 1 : 0, failures: event.outcome === 'failure' ? 1 : 0, bytes: event.bytes };
-      await Usage.bulkWrite(
-        usageScopes(event).map(([scope, id]) => ({
-          updateOne: { filter: { scope, id }, update: { $inc: inc, $setOnInsert: { accountId: event.accountId } }, upsert: true },
-        })),
-      );
-      await usageHistory.recordDay(event);
+      await serially(event.accountId, async () => {
+        for (const [scope, id] of usageScopes(event)) {
+          await upsertOnce(() => Usage.updateOne({ scope, id }, { $inc: inc, $setOnInsert: { accountId: event.accountId } }, { upsert: true }));
+        }
+        await usageHistory.recordDay(event);
+      });
     },
     async listUsage(accountId) {
       const docs = await Usage.find({ accountId }).sort({ scope: 1, id: 1 }).lean();
@@ -321,13 +334,6 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
   };
 }
 
-function managedFilter(ref: ManagedByRef) {
-  return { 'managedBy.kind': ref.kind, 'managedBy.namespace': ref.namespace, 'managedBy.name': ref.name };
-}
-
-function isDuplicateKey(err: unknown): boolean {
-  return (err as { code?: number })?.code === 11000;
-}
 
 function toManagedBy(value: ManagedBy | null | undefined): ManagedBy | null {
   return value ? { kind: value.kind, namespace: value.namespace, name: value.name, uid: value.uid } : null;

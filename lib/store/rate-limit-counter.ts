@@ -1,10 +1,10 @@
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
 /**
- * Rate-limit counters behind the store port: a fixed window per key, counted by
- * rate-limiter-flexible in whatever the backend holds (its Mongo limiter for MongoDB, its SQLite
- * limiter on the embedded file, its memory limiter for a process with no shared store), so that
- * every API replica on one store counts against the same budget.
+ * Rate-limit counters behind the store port: a fixed window per key, counted in whatever the backend
+ * holds (rate-limiter-flexible's SQLite limiter on the embedded file, its memory limiter for a
+ * process with no shared store, and for MongoDB the store's own points in mongo-rate-limit.ts), so
+ * that every API replica on one store counts against the same budget.
  */
 export interface RateLimitState {
   allowed: boolean;

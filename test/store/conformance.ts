@@ -268,6 +268,14 @@ export function storeConformance(open: () => Promise<Store>, cleanup: (store: St
   });
 
   describe('usage', () => {
+    it('loses no count when captures of one account are recorded concurrently', async () => {
+      const event = { accountId: account.id, siteId: 'site_x', keyId: 'key_x', outcome: 'capture' as const, bytes: 10 };
+      await Promise.all(Array.from({ length: 40 }, () => store.recordUsage(event)));
+      const rows = await store.listUsage(account.id);
+      expect(rows.find((row) => row.scope === 'site')).to.deep.include({ captures: 40, bytes: 400 });
+      expect(rows.find((row) => row.scope === 'key')).to.deep.include({ captures: 40, bytes: 400 });
+    });
+
     it('counts captures, failures and bytes per site and per key, for that account only', async () => {
       const site = await store.createSite({ accountId: account.id, name: 'a', allowedDomains: [] });
       const one = await store.createKey({ accountId: account.id, name: '1', kind: 'site', siteId: site.id });

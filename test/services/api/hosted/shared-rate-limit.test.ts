@@ -1,19 +1,16 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { openSqliteStore } from '../../../../lib/store/sqlite.ts';
 import { API_MAIN, startServiceProcess, type ServiceProcess } from '../../../support/processes.ts';
+import { forEachStoreBackend, type TestStore } from '../../../support/store-backends.ts';
 import { startStubRenderer, type StubRendererService } from '../../../support/stub-renderer.ts';
 
 /**
- * Two API processes (MODE=hosted) on one embedded store, as two replicas on one machine: a key's
- * per-minute limit holds across both. The renderer is a stub: what is counted is admission, not
- * Chromium.
+ * Two API processes (MODE=hosted) on one store (one DATA_DIR, or one MongoDB database), as two
+ * replicas: a key's per-minute limit holds across both. The renderer is a stub: what is counted is
+ * admission, not Chromium.
  */
-describe('rate limits shared by two API processes on one store', function () {
+forEachStoreBackend('rate limits shared by two API processes on one store', function (backend) {
   this.timeout(120_000);
-  let dataDir: string;
+  let shared: TestStore;
   let renderer: StubRendererService;
   const apis: ServiceProcess[] = [];
 
@@ -21,23 +18,22 @@ describe('rate limits shared by two API processes on one store', function () {
     renderer = await startStubRenderer({ capacity: 32, delayMs: () => 5 });
   });
   after(() => renderer.close());
-  beforeEach(() => {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-shared-limit-'));
+  beforeEach(async () => {
+    shared = await backend.create();
   });
   afterEach(async () => {
     await Promise.all(apis.splice(0).map((api) => api.stop()));
-    rmSync(dataDir, { recursive: true, force: true });
+    await shared.dispose();
   });
 
   it('allows exactly the limit per key across both processes, not twice it', async () => {
-    const store = openSqliteStore({ dataDir });
+    const { store } = shared;
     const account = await store.createAccount({ name: 'Acme', rateLimitPerMinute: 7 });
     const site = await store.createSite({ accountId: account.id, name: 'shop', allowedDomains: [] });
     const { secret } = await store.createKey({ accountId: account.id, name: 'ci', kind: 'site', siteId: site.id });
     const other = await store.createKey({ accountId: account.id, name: 'other', kind: 'site', siteId: site.id });
-    await store.close();
 
-    const env = { MODE: 'hosted', DATA_DIR: dataDir, MONGODB_URI: '', RENDERER_URL: renderer.url, PRIVATE_NETWORK_ALLOWLIST: '127.0.0.0/8' };
+    const env = { MODE: 'hosted', ...shared.env, RENDERER_URL: renderer.url, PRIVATE_NETWORK_ALLOWLIST: '127.0.0.0/8' };
     apis.push(...(await Promise.all([startServiceProcess(API_MAIN, env), startServiceProcess(API_MAIN, env)])));
     const capture = (api: ServiceProcess, key: string) =>
       fetch(`${api.base}/api/screenshot`, {

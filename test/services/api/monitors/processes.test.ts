@@ -1,27 +1,24 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import type { Job } from '../../../../lib/store/jobs.ts';
 import type { MonitorRun } from '../../../../lib/store/monitors.ts';
-import { openSqliteStore } from '../../../../lib/store/sqlite.ts';
 import type { Account, Store } from '../../../../lib/store/store.ts';
 import { expectEventually } from '../../../support/eventually.ts';
 import { startLoggingPages } from '../../../support/logging-pages.ts';
 import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../../../support/processes.ts';
+import { forEachStoreBackend, type TestStore } from '../../../support/store-backends.ts';
 
 /**
- * Two real API processes (MODE=hosted) on one embedded store (one DATA_DIR: SQLite in WAL mode with
- * a busy timeout, shared by both), a real renderer process with Chromium, and fixture pages that log
+ * Two real API processes (MODE=hosted) on one store (one DATA_DIR: SQLite in WAL mode with a busy
+ * timeout, shared by both; or one MongoDB database), a real renderer process with Chromium, and fixture pages that log
  * every request: each scheduled run of a monitor firing every minute happens once across both
  * processes, and a run whose process is SIGKILLed mid-run is run again by the other after the
  * lease, and recorded once. Schedules are real: these tests wait for real minutes.
  */
-describe('page monitors on two API processes sharing one store (real processes, real Chromium)', function () {
+forEachStoreBackend('page monitors on two API processes sharing one store (real processes, real Chromium)', function (backend) {
   this.timeout(420_000);
   let pages: Awaited<ReturnType<typeof startLoggingPages>>;
   let renderer: ServiceProcess;
-  let dataDir: string;
+  let shared: TestStore | undefined;
   let store: Store;
   let account: Account;
   let key: string;
@@ -31,7 +28,7 @@ describe('page monitors on two API processes sharing one store (real processes, 
   const startApi = async () => {
     const api = await startServiceProcess(API_MAIN, {
       MODE: 'hosted',
-      DATA_DIR: dataDir,
+      ...shared!.env,
       RENDERER_URL: renderer.base,
       JOB_LEASE_MS: String(LEASE_MS),
       JOB_POLL_INTERVAL_MS: '100',
@@ -45,18 +42,17 @@ describe('page monitors on two API processes sharing one store (real processes, 
   before(async () => {
     pages = await startLoggingPages();
     renderer = await startServiceProcess(RENDERER_MAIN, { RENDER_CONCURRENCY: '2' });
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-monitor-processes-'));
-    store = openSqliteStore({ dataDir });
+    shared = await backend.create();
+    store = shared.store;
     account = await store.createAccount({ name: 'Acme' });
     key = (await store.createKey({ accountId: account.id, name: 'admin', kind: 'full' })).secret;
     await Promise.all([startApi(), startApi()]);
   });
   after(async () => {
     await Promise.all(apis.map((api) => api.stop(5000)));
-    await store?.close();
+    await shared?.dispose();
     await renderer?.stop();
     await pages?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   const call = async (api: ServiceProcess, method: string, route: string, body?: object) => {

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Run a command with the project's own test cluster up, then take the cluster down however the
-# command ends (`make test` runs the suite through this):
+# Run a command with the project's own test servers up, then take them down however the command
+# ends (`make test` runs the suite through this): a Kubernetes cluster and a MongoDB-compatible
+# server (FerretDB), both built from Go modules (build.sh) and cached outside the clone.
 #
-#   with-cluster.sh CMD [ARGS...]
+#   with-test-servers.sh CMD [ARGS...]
+#
+# FerretDB (ferretdb.sh, SQLite behind it) on a free loopback port, exported as MONGODB_URI; a
+# MONGODB_URI already set names a server to use instead (a real MongoDB), and none is started.
 #
 # - As root with Go: a single node (node/up.sh: control plane, kubelet, containerd, DNS), whose API
 #   server also serves the control-plane legs (operator, chart, CRDs); the real-node legs run on it.
@@ -12,14 +16,15 @@
 # - KUBECONFIG already set: that cluster is used as it is, and nothing is started or stopped.
 # For CMD it exports KUBECONFIG, KUBECTL (the kubectl of the same build), VIEWFINDER_NODE_STATE
 # (the node's STATE_DIR, when a node runs) and VIEWFINDER_CLUSTER_SKIP (why a leg skips).
-# Env: VIEWFINDER_CLUSTER=none|control-plane|node (default node): how much to start.
+# Env: VIEWFINDER_CLUSTER=none|control-plane|node (default node): how much of a cluster to start.
 set -uo pipefail
 HERE="$(CDPATH='' cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 log() { printf 'test/cluster: %s\n' "$*" >&2; }
-[[ $# -ge 1 ]] || { log "usage: with-cluster.sh CMD [ARGS...]"; exit 2; }
+[[ $# -ge 1 ]] || { log "usage: with-test-servers.sh CMD [ARGS...]"; exit 2; }
 
-state="" node=0
+state="" node=0 ferretdb=""
 cleanup() {
+  [[ -z "$ferretdb" ]] || "$HERE/ferretdb.sh" down "$ferretdb" --wipe >&2
   [[ -n "$state" ]] || return 0
   local started=$SECONDS
   if ((node)); then "$HERE/node/down.sh" "$state" --wipe >&2; else "$HERE/stop.sh" "$state" --wipe >&2; fi
@@ -28,6 +33,19 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+if [[ -n "${MONGODB_URI:-}" ]]; then
+  log "MONGODB_URI is set: the MongoDB legs use that server, and this script starts none"
+elif ! command -v go >/dev/null 2>&1; then
+  log "no Go toolchain on PATH: no FerretDB, so the MongoDB legs skip, saying why"
+else
+  ferretdb="${TMPDIR:-/tmp}/viewfinder-ferretdb-$$"
+  if line="$("$HERE/ferretdb.sh" up "$ferretdb" | tail -n 1)" && [[ "$line" == MONGODB_URI=* ]]; then
+    export "$line"
+  else
+    log "FerretDB could not start (its output is above): the MongoDB legs skip, saying why"
+  fi
+fi
 
 skip_because() { export VIEWFINDER_CLUSTER_SKIP="$1"; log "no cluster: $1"; }
 want="${VIEWFINDER_CLUSTER:-node}"

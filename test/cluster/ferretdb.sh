@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A MongoDB-compatible server for the tests: FerretDB v1 (test/cluster/ferretdb/, built by build.sh)
+# with SQLite behind it, in STATE_DIR, on a free loopback port.
+#
+#   ferretdb.sh up STATE_DIR          start it (or find it running); the last stdout line is
+#                                     MONGODB_URI=mongodb://127.0.0.1:PORT/
+#   ferretdb.sh down STATE_DIR [--wipe]   stop it (SIGTERM, then SIGKILL); --wipe also removes STATE_DIR
+#
+# Both are idempotent. Why SQLite rather than PostgreSQL behind it: FerretDB v1 applies an update as a
+# read, then a write of the whole document, in its own handler whatever the backend, so PostgreSQL
+# makes no update atomic that SQLite leaves racy (measured: it lost more; docs/hosted.md, "MongoDB
+# servers"); SQLite needs no system package and no server of its own, and starts in under a second.
+# The server's log is STATE_DIR/ferretdb.log.
+set -euo pipefail
+HERE="$(CDPATH='' cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+log() { printf 'test/cluster/ferretdb: %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+[[ $# -ge 2 && ( $1 == up || $1 == down ) ]] || die "usage: ferretdb.sh up STATE_DIR | ferretdb.sh down STATE_DIR [--wipe]"
+ACTION="$1" STATE="$2" WIPE="${3:-}"
+PID_FILE="$STATE/ferretdb.pid" PORT_FILE="$STATE/ferretdb.port"
+
+running() { [[ -f "$PID_FILE" ]] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
+answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+if [[ $ACTION == down ]]; then
+  if running; then
+    pid="$(cat "$PID_FILE")"
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then log "pid $pid ignored SIGTERM for 10 s: SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; fi
+    log "stopped (pid $pid)"
+  fi
+  rm -f "$PID_FILE" "$PORT_FILE"
+  [[ $WIPE != --wipe ]] || rm -rf "$STATE"
+  exit 0
+fi
+
+mkdir -p "$STATE/data"
+STATE="$(CDPATH='' cd -- "$STATE" && pwd -P)"
+PID_FILE="$STATE/ferretdb.pid" PORT_FILE="$STATE/ferretdb.port"
+if running && [[ -f "$PORT_FILE" ]] && answers "$(cat "$PORT_FILE")"; then
+  log "already running (pid $(cat "$PID_FILE"))"
+  echo "MONGODB_URI=mongodb://127.0.0.1:$(cat "$PORT_FILE")/"
+  exit 0
+fi
+rm -f "$PID_FILE" "$PORT_FILE"
+
+BIN="$("$HERE/build.sh" ferretdb | tail -n 1)"
+[[ -x "$BIN" ]] || die "build.sh printed no binary (got: $BIN)"
+# A port the kernel hands out now; FerretDB binds it a moment later (another bind in between fails the start).
+PORT="$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')"
+# setsid: its own session, so that the caller's Ctrl-C or process group kill does not reach it; down stops it.
+setsid "$BIN" -listen "127.0.0.1:$PORT" -handler sqlite -sqlite-url "file:$STATE/data/" </dev/null >>"$STATE/ferretdb.log" 2>&1 &
+echo $! >"$PID_FILE"
+for _ in $(seq 300); do
+  running || die "ferretdb exited at start: $(tail -n 20 "$STATE/ferretdb.log")"
+  if answers "$PORT"; then
+    echo "$PORT" >"$PORT_FILE"
+    log "listening on 127.0.0.1:$PORT (pid $(cat "$PID_FILE"), data in $STATE/data)"
+    echo "MONGODB_URI=mongodb://127.0.0.1:$PORT/"
+    exit 0
+  fi
+  sleep 0.1
+done
+"$0" down "$STATE"
+die "ferretdb did not listen on 127.0.0.1:$PORT within 30 s: $(tail -n 20 "$STATE/ferretdb.log")"

@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openSqliteStore } from '../../lib/store/sqlite.ts';
+import type { Store } from '../../lib/store/store.ts';
+
+/**
+ * The store backends a test runs on: the embedded SQLite store, and MongoDB on the server that
+ * MONGODB_URI names (make test starts FerretDB, test/cluster/ferretdb.sh, and sets it). Read here
+ * rather than through a config module: the test decides whether a server is there to use.
+ */
+export const MONGODB_URI = process.env.MONGODB_URI || undefined;
+
+/** Why a MongoDB leg skips, and how to run it. */
+export const NO_MONGODB =
+  'MONGODB_URI is not set, so there is no MongoDB server to test against. `make test` starts one (FerretDB, built from Go modules); ' +
+  'for one file: eval "export $(test/cluster/ferretdb.sh up /tmp/vf-ferretdb | tail -n 1)", run mocha, then test/cluster/ferretdb.sh down /tmp/vf-ferretdb --wipe';
+
+/** A fresh database on the MongoDB server: the server's URI with a database name of its own. */
+export function freshMongoUri(uri: string, prefix = 'viewfinder_test'): string {
+  const url = new URL(uri);
+  url.pathname = `/${prefix}_${randomBytes(6).toString('hex')}`;
+  return url.toString();
+}
+
+/**
+ * `describe(title)` whose body runs only with a MongoDB server; without one it holds a single test
+ * that skips, saying why and how to get one.
+ */
+export function describeOnMongo(title: string, body: (this: Mocha.Suite, uri: string) => void): void {
+  describe(title, function () {
+    if (!MONGODB_URI) {
+      it('is skipped: no MongoDB server (MONGODB_URI)', function () {
+        console.log(`      (skipped: ${NO_MONGODB})`);
+        this.skip();
+      });
+      return;
+    }
+    body.call(this, MONGODB_URI);
+  });
+}
+
+/** Whether the server is FerretDB, which answers buildInfo with a version of its own beside MongoDB's. */
+export async function isFerretDB(uri: string): Promise<boolean> {
+  const { default: mongoose } = await import('mongoose');
+  const client = await mongoose.mongo.MongoClient.connect(uri, { serverSelectionTimeoutMS: 10_000 });
+  try {
+    const info = await client.db('admin').command({ buildInfo: 1 });
+    return 'ferretdbVersion' in info;
+  } finally {
+    await client.close();
+  }
+}
+
+/** One empty store for one test: the environment an API process needs to open it, and a handle on it. */
+export interface TestStore {
+  env: Record<string, string>;
+  store: Store;
+  dispose(): Promise<void>;
+}
+
+export interface StoreBackend {
+  /** For test titles: "embedded SQLite" or "MongoDB". */
+  name: string;
+  create(): Promise<TestStore>;
+}
+
+export const sqlite: StoreBackend = {
+  name: 'embedded SQLite',
+  async create() {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-store-'));
+    const store = openSqliteStore({ dataDir });
+    return {
+      env: { DATA_DIR: dataDir, MONGODB_URI: '' },
+      store,
+      async dispose() {
+        await store.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+export function mongo(uri: string): StoreBackend {
+  return {
+    name: 'MongoDB',
+    async create() {
+      const { openMongoStore } = await import('../../lib/store/mongo.ts');
+      const database = freshMongoUri(uri);
+      const store = await openMongoStore({ uri: database });
+      return {
+        env: { MONGODB_URI: database },
+        store,
+        async dispose() {
+          await store.dropDatabase();
+          await store.close();
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Runs `body` once per backend, each in a describe of its own named after it ("… on MongoDB"); the
+ * MongoDB one skips, saying why, when there is no server.
+ */
+export function forEachStoreBackend(title: string, body: (this: Mocha.Suite, backend: StoreBackend) => void): void {
+  describe(`${title} on ${sqlite.name}`, function () {
+    body.call(this, sqlite);
+  });
+  describeOnMongo(`${title} on MongoDB`, function (uri) {
+    body.call(this, mongo(uri));
+  });
+}
