@@ -130,36 +130,40 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
     return toJob({ ...seen, ...set });
   }
 
-  /** The (type, account) pairs that have due jobs, in the fairness rule's order (jobs.ts). */
+  /**
+   * The (type, account) pairs that have due jobs, in the fairness rule's order (jobs.ts). The
+   * counts come from $group with $sum; a pair's oldest due job and its last start are read with one
+   * indexed findOne each, since FerretDB v1 has no $min or $max accumulator (only $count and $sum).
+   */
   async function rankByFairness(due: object, types: readonly string[], now: Date): Promise<Array<{ type: string; ownerId: string }>> {
-    const [candidates, busy] = await Promise.all([
-      Jobs.aggregate<{ _id: { type: string; ownerId: string }; firstRun: Date }>([
-        { $match: due },
-        { $group: { _id: { type: '$type', ownerId: '$ownerId' }, firstRun: { $min: '$runAt' } } },
-      ]),
-      Jobs.aggregate<{ _id: { type: string; ownerId: string }; n: number }>([
+    type Pair = { type: string; ownerId: string };
+    const [pairs, busy] = await Promise.all([
+      Jobs.aggregate<{ _id: Pair }>([{ $match: due }, { $group: { _id: { type: '$type', ownerId: '$ownerId' }, n: { $sum: 1 } } }]),
+      Jobs.aggregate<{ _id: Pair; n: number }>([
         { $match: { type: { $in: [...types] }, state: 'running', lockedUntil: { $gte: now } } },
         { $group: { _id: { type: '$type', ownerId: '$ownerId' }, n: { $sum: 1 } } },
       ]),
     ]);
-    const served =
-      candidates.length < 2
-        ? []
-        : await Jobs.aggregate<{ _id: { type: string; ownerId: string }; last: Date }>([
-            { $match: { type: { $in: [...types] }, ownerId: { $in: [...new Set(candidates.map((c) => c._id.ownerId))] }, startedAt: { $type: 'date' } } },
-            { $group: { _id: { type: '$type', ownerId: '$ownerId' }, last: { $max: '$startedAt' } } },
-          ]);
-    const share = (id: { type: string; ownerId: string }) => `${id.type}\u0000${id.ownerId}`;
-    const lastServed = new Map(served.map((entry) => [share(entry._id), new Date(entry.last).getTime()]));
+    const share = (id: Pair) => `${id.type}\u0000${id.ownerId}`;
     const byOwner = new Map(busy.map((entry) => [share(entry._id), entry.n]));
     const byType = new Map<string, number>();
     for (const entry of busy) byType.set(entry._id.type, (byType.get(entry._id.type) ?? 0) + entry.n);
-    return candidates
-      .map((c) => {
-        const key = share(c._id);
-        return { ...c._id, firstRun: new Date(c.firstRun).getTime(), typeBusy: byType.get(c._id.type) ?? 0, ownerBusy: byOwner.get(key) ?? 0, lastServed: lastServed.get(key) ?? 0 };
-      })
-      .sort((a, b) => a.typeBusy - b.typeBusy || a.ownerBusy - b.ownerBusy || a.lastServed - b.lastServed || a.firstRun - b.firstRun || (a.ownerId < b.ownerId ? -1 : 1));
+    const ranked = await Promise.all(
+      pairs.map(async ({ _id: pair }) => {
+        const [oldest, latest] = await Promise.all([
+          Jobs.findOne({ ...due, type: pair.type, ownerId: pair.ownerId } as QueryFilter<JobDoc>, { runAt: 1 }).sort({ runAt: 1 }).lean(),
+          pairs.length < 2 ? null : Jobs.findOne({ type: pair.type, ownerId: pair.ownerId, startedAt: { $type: 'date' } }, { startedAt: 1 }).sort({ startedAt: -1 }).lean(),
+        ]);
+        return {
+          ...pair,
+          firstRun: oldest ? new Date(oldest.runAt).getTime() : Number.MAX_SAFE_INTEGER,
+          typeBusy: byType.get(pair.type) ?? 0,
+          ownerBusy: byOwner.get(share(pair)) ?? 0,
+          lastServed: latest?.startedAt ? new Date(latest.startedAt).getTime() : 0,
+        };
+      }),
+    );
+    return ranked.sort((a, b) => a.typeBusy - b.typeBusy || a.ownerBusy - b.ownerBusy || a.lastServed - b.lastServed || a.firstRun - b.firstRun || (a.ownerId < b.ownerId ? -1 : 1));
   }
 
   return {
