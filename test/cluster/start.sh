@@ -44,50 +44,16 @@ exec 9>"$STATE/.lock"
 flock -w 900 9 || die "another start.sh holds $STATE/.lock"
 
 # ---------- host packages: curl, openssl ----------
-as_root() {
-  if [[ $EUID -eq 0 ]]; then "$@"
-  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
-  else die "need root (or sudo) to run: $*"; fi
-}
-ensure_packages() {
-  local pkgs=() p
-  command -v curl >/dev/null 2>&1 || pkgs+=(curl)
-  command -v openssl >/dev/null 2>&1 || pkgs+=(openssl)
-  [[ ${#pkgs[@]} -gt 0 ]] || return 0
-  command -v apt-get >/dev/null 2>&1 || die "missing ${pkgs[*]} and no apt-get to install them"
-  log "installing with apt-get: ${pkgs[*]}"
-  local apt=(env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=600)
-  (
-    # serialise with other start.sh runs on this machine (apt-get update has its own lock)
-    exec 8>"${TMPDIR:-/tmp}/.k8s-local-apt.lock"; flock -w 900 8 || true
-    for p in "${pkgs[@]}"; do
-      case "$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ {print $2}')" in
-        ''|'(none)') as_root "${apt[@]}" update >&2; break ;;
-      esac
-    done
-    sim="$(as_root "${apt[@]}" -s install -y --no-install-recommends "${pkgs[@]}" 2>&1)" \
-      || { printf '%s\n' "$sim" | tail -n 20 >&2; die "apt-get cannot install: ${pkgs[*]}"; }
-    if grep -Eq '^Remv (nodejs|npm)([ :]|$)' <<<"$sim"; then
-      grep '^Remv' <<<"$sim" >&2
-      die "refusing: 'apt-get install ${pkgs[*]}' would remove nodejs; install ${pkgs[*]} yourself first"
-    fi
-    as_root "${apt[@]}" install -y --no-install-recommends "${pkgs[@]}" >&2
-  ) 8>&- 9>&- 3>&-
-}
-ensure_packages
+# shellcheck source=lib/shared.sh
+. "$HERE/lib/shared.sh"
+missing=()
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+install_packages "${missing[@]}"
 
 # ---------- process helpers ----------
 exe_of() { echo "$BIN/$1"; }
-# pid_of NAME: print the recorded PID if that process is NAME started for this STATE_DIR
-pid_of() {
-  local f="$RUN/$1.pid" pid a argv=()
-  [[ -f "$f" ]] || return 1
-  pid="$(<"$f")"; [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  mapfile -d '' -t argv 2>/dev/null < "/proc/$pid/cmdline" || return 1
-  [[ ${#argv[@]} -gt 0 && "${argv[0]}" == "$(exe_of "$1")" ]] || return 1
-  for a in "${argv[@]:1}"; do [[ "$a" == "$STATE"/* ]] && { echo "$pid"; return 0; }; done
-  return 1
-}
+pid_of() { control_plane_pid "$1"; }
 alive() { pid_of "$1" >/dev/null; }
 stop_component() {
   local pid i

@@ -30,17 +30,9 @@ if [[ -f "$STATE/.k8s-node-state" && -z "${K8S_NODE_DOWN:-}" && -x "$HERE/node/d
   if [[ $WIPE == 1 ]]; then exec "$HERE/node/down.sh" "$STATE" --wipe; else exec "$HERE/node/down.sh" "$STATE"; fi
 fi
 
-exe_of() { echo "$STATE/bin/$1"; }
-# pid_of NAME: print the recorded PID if that process is NAME started for this STATE_DIR
-pid_of() {
-  local f="$RUN/$1.pid" pid a argv=()
-  [[ -f "$f" ]] || return 1
-  pid="$(<"$f")"; [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  mapfile -d '' -t argv 2>/dev/null < "/proc/$pid/cmdline" || return 1
-  [[ ${#argv[@]} -gt 0 && "${argv[0]}" == "$(exe_of "$1")" ]] || return 1
-  for a in "${argv[@]:1}"; do [[ "$a" == "$STATE"/* ]] && { echo "$pid"; return 0; }; done
-  return 1
-}
+# shellcheck source=lib/shared.sh
+. "$HERE/lib/shared.sh"
+pid_of() { control_plane_pid "$1"; }
 
 left=0
 for n in kube-controller-manager kube-apiserver etcd; do

@@ -51,45 +51,25 @@ mkdir -p "$NODE" "$PIDS" "$CONF" "$HOSTREC" "$LOGS"
 chmod 755 "$NODE"
 
 # ---------------------------------------------------------------- host packages
-ensure_packages() {
-  local pkgs=() p sim
-  [[ -x /usr/bin/containerd && -x /usr/bin/ctr ]] || pkgs+=(containerd)
-  [[ -x /usr/sbin/runc ]] || pkgs+=(runc)
-  [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/portmap ]] || pkgs+=(containernetworking-plugins)
-  command -v iptables >/dev/null 2>&1 && command -v iptables-save >/dev/null 2>&1 || pkgs+=(iptables)
-  command -v conntrack >/dev/null 2>&1 || pkgs+=(conntrack)
-  command -v socat >/dev/null 2>&1 || pkgs+=(socat)
-  [[ -x /usr/sbin/dnsmasq ]] || pkgs+=(dnsmasq-base)
-  command -v jq >/dev/null 2>&1 || pkgs+=(jq)
-  command -v ip >/dev/null 2>&1 && command -v ss >/dev/null 2>&1 || pkgs+=(iproute2)
-  command -v curl >/dev/null 2>&1 || pkgs+=(curl)
-  command -v openssl >/dev/null 2>&1 || pkgs+=(openssl)
-  dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || pkgs+=(busybox-static)   # the node's test image
-  [[ ${#pkgs[@]} -gt 0 ]] || return 0
-  command -v apt-get >/dev/null 2>&1 || die "missing ${pkgs[*]} and no apt-get to install them"
-  log "installing with apt-get: ${pkgs[*]}"
-  local apt=(env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=600)
-  (
-    # serialised with start.sh's own installs (apt-get has its own locks too)
-    exec 8>"${TMPDIR:-/tmp}/.k8s-local-apt.lock"; flock -w 900 8 || true
-    for p in "${pkgs[@]}"; do
-      case "$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ {print $2}')" in
-        ''|'(none)') "${apt[@]}" update >&2; break ;;
-      esac
-    done
-    sim="$("${apt[@]}" -s install -y --no-install-recommends "${pkgs[@]}" 2>&1)" \
-      || { printf '%s\n' "$sim" | tail -n 20 >&2; die "apt-get cannot install: ${pkgs[*]}"; }
-    if grep -Eq '^Remv (nodejs|npm)([ :]|$)' <<<"$sim"; then
-      grep '^Remv' <<<"$sim" >&2
-      die "refusing: 'apt-get install ${pkgs[*]}' would remove nodejs/npm; install ${pkgs[*]} yourself first"
-    fi
-    "${apt[@]}" install -y --no-install-recommends "${pkgs[@]}" >&2
-  ) 7>&- 8>&-
-  if [[ -d /run/systemd/system ]] && systemctl is-active --quiet containerd 2>/dev/null; then
-    log "note: Debian's own containerd.service runs (/run/containerd/containerd.sock); this node does not use it"
-  fi
-}
-ensure_packages
+# shellcheck source=../lib/shared.sh
+. "$K8S_DIR/lib/shared.sh"
+missing=()
+[[ -x /usr/bin/containerd && -x /usr/bin/ctr ]] || missing+=(containerd)
+[[ -x /usr/sbin/runc ]] || missing+=(runc)
+[[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/portmap ]] || missing+=(containernetworking-plugins)
+command -v iptables >/dev/null 2>&1 && command -v iptables-save >/dev/null 2>&1 || missing+=(iptables)
+command -v conntrack >/dev/null 2>&1 || missing+=(conntrack)
+command -v socat >/dev/null 2>&1 || missing+=(socat)
+[[ -x /usr/sbin/dnsmasq ]] || missing+=(dnsmasq-base)
+command -v jq >/dev/null 2>&1 || missing+=(jq)
+command -v ip >/dev/null 2>&1 && command -v ss >/dev/null 2>&1 || missing+=(iproute2)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || missing+=(busybox-static)   # the node's test image
+install_packages "${missing[@]}"
+if [[ -d /run/systemd/system ]] && systemctl is-active --quiet containerd 2>/dev/null; then
+  log "note: Debian's own containerd.service runs (/run/containerd/containerd.sock); this node does not use it"
+fi
 
 # ---------------------------------------------------------------- one node per machine
 # node_running_in DIR: does a node component started for DIR still run?
