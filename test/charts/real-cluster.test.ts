@@ -224,7 +224,12 @@ describe('the chart on a real API server (KUBECONFIG)', function () {
         return left.status === 0 && left.stdout.trim() === '';
       }, 300, 200);
       const kept = objects.filter(keptByHelm);
-      expect(kept.map((object) => `${object.kind}/${object.metadata.name}`), 'only the MongoDB Secret is kept').to.satisfy((names: string[]) => names.every((name) => /^Secret\/.*mongodb$/.test(name)));
+      // Kept on purpose, so that a reinstall finds its data readable: MongoDB's Secret (its password),
+      // the key that seals the signing secrets, and the embedded store's claim. Nothing else.
+      const keptOnPurpose = [/^Secret\/.*mongodb$/, /^Secret\/.*signing-secrets-key$/, /^PersistentVolumeClaim\/.*-api$/];
+      expect(kept.map((object) => `${object.kind}/${object.metadata.name}`), 'only the store\'s data and secrets are kept').to.satisfy((names: string[]) =>
+        names.every((name) => keptOnPurpose.some((pattern) => pattern.test(name))),
+      );
       if (kept.length > 0) {
         const left = kubectl(['get', '-f', '-', '-o', 'name'], asList(kept, namespace));
         expect(left.stdout.trim().split('\n'), left.output).to.have.length(kept.length);

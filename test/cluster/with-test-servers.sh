@@ -5,8 +5,9 @@
 #
 #   with-test-servers.sh CMD [ARGS...]
 #
-# FerretDB (ferretdb.sh, SQLite behind it) on a free loopback port, exported as MONGODB_URI; a
-# MONGODB_URI already set names a server to use instead (a real MongoDB), and none is started.
+# FerretDB (ferretdb.sh, SQLite behind it) on a free loopback port, exported as
+# VIEWFINDER_TEST_MONGODB_URI (not MONGODB_URI, which every service a test starts would inherit);
+# one already set names a server to use instead (a real MongoDB), and none is started.
 #
 # - As root with Go: a single node (node/up.sh: control plane, kubelet, containerd, DNS), whose API
 #   server also serves the control-plane legs (operator, chart, CRDs); the real-node legs run on it.
@@ -34,14 +35,14 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-if [[ -n "${MONGODB_URI:-}" ]]; then
-  log "MONGODB_URI is set: the MongoDB legs use that server, and this script starts none"
+if [[ -n "${VIEWFINDER_TEST_MONGODB_URI:-}" ]]; then
+  log "VIEWFINDER_TEST_MONGODB_URI is set: the MongoDB legs use that server, and this script starts none"
 elif ! command -v go >/dev/null 2>&1; then
   log "no Go toolchain on PATH: no FerretDB, so the MongoDB legs skip, saying why"
 else
   ferretdb="${TMPDIR:-/tmp}/viewfinder-ferretdb-$$"
   if line="$("$HERE/ferretdb.sh" up "$ferretdb" | tail -n 1)" && [[ "$line" == MONGODB_URI=* ]]; then
-    export "$line"
+    export VIEWFINDER_TEST_MONGODB_URI="${line#MONGODB_URI=}"
   else
     log "FerretDB could not start (its output is above): the MongoDB legs skip, saying why"
   fi

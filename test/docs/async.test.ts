@@ -65,7 +65,14 @@ describe('docs/async.md: from a curl submit to a verified webhook, as written', 
 
   it('submits with curl, and the receiver verifies the signed webhook and saves the image; the status commands agree', async () => {
     expect(block('sh', 'make run')).to.include('MODE=hosted PRIVATE_NETWORK_ALLOWLIST=127.0.0.1');
-    api = await startServiceProcess(API_MAIN, { MODE: 'hosted', PRIVATE_NETWORK_ALLOWLIST: '127.0.0.1', DATA_DIR: path.join(dir, 'data') });
+    // The doc's service listens on 3000 and says so in its absolute URLs (PUBLIC_BASE_URL's
+    // default); here it gets a free port, and the URLs it hands out name that port.
+    const apiPort = await closedPort();
+    api = await startServiceProcess(
+      API_MAIN,
+      { MODE: 'hosted', PRIVATE_NETWORK_ALLOWLIST: '127.0.0.1', DATA_DIR: path.join(dir, 'data'), PUBLIC_BASE_URL: `http://127.0.0.1:${apiPort}` },
+      { port: apiPort },
+    );
     const receiverPort = await closedPort();
     substitute = (code) => code.replaceAll('https://example.com', fixtures.url('/geometry')).replaceAll('http://localhost:3000', api!.base).replaceAll('4000', String(receiverPort));
 

@@ -25,13 +25,22 @@ export async function deleteNamespace(kubeConfig: KubeConfig, name: string, { at
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   for (const plural of Object.values(PLURALS)) {
     const coordinates = { group: GROUP, version: VERSION, namespace: name, plural };
-    let list: { items?: Array<{ metadata?: { name?: string; finalizers?: string[] } }> };
-    try {
-      list = (await custom.listNamespacedCustomObject(coordinates)) as typeof list;
-    } catch (err) {
-      if (httpStatusOf(err) === 404) continue; // the CRD is not installed, or the namespace is already gone
-      throw err;
+    let list: { items?: Array<{ metadata?: { name?: string; finalizers?: string[] } }> } | undefined;
+    // 429 "storage is (re)initializing": a CRD that a test just applied or changed serves again
+    // within a second or two (its Retry-After says 1 s).
+    for (let tries = 0; !list; tries += 1) {
+      try {
+        list = (await custom.listNamespacedCustomObject(coordinates)) as typeof list;
+      } catch (err) {
+        if (httpStatusOf(err) === 429 && tries < 30) {
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          continue;
+        }
+        if (httpStatusOf(err) === 404) break; // the CRD is not installed, or the namespace is already gone
+        throw err;
+      }
     }
+    if (!list) continue;
     for (const item of list.items ?? []) {
       if (!item.metadata?.name || !item.metadata.finalizers?.length) continue;
       try {

@@ -7,15 +7,17 @@ import type { Store } from '../../lib/store/store.ts';
 
 /**
  * The store backends a test runs on: the embedded SQLite store, and MongoDB on the server that
- * MONGODB_URI names (make test starts FerretDB, test/cluster/ferretdb.sh, and sets it). Read here
- * rather than through a config module: the test decides whether a server is there to use.
+ * VIEWFINDER_TEST_MONGODB_URI names (make test starts FerretDB through
+ * test/cluster/with-test-servers.sh and sets it). Not MONGODB_URI: every service process a test
+ * starts would inherit that and leave the embedded store; a test hands the URI to a process itself.
+ * Read here rather than through a config module: the test decides whether a server is there to use.
  */
-export const MONGODB_URI = process.env.MONGODB_URI || undefined;
+export const MONGODB_URI = process.env.VIEWFINDER_TEST_MONGODB_URI || undefined;
 
 /** Why a MongoDB leg skips, and how to run it. */
 export const NO_MONGODB =
-  'MONGODB_URI is not set, so there is no MongoDB server to test against. `make test` starts one (FerretDB, built from Go modules); ' +
-  'for one file: eval "export $(test/cluster/ferretdb.sh up /tmp/vf-ferretdb | tail -n 1)", run mocha, then test/cluster/ferretdb.sh down /tmp/vf-ferretdb --wipe';
+  'VIEWFINDER_TEST_MONGODB_URI is not set, so there is no MongoDB server to test against. `make test` starts one (FerretDB, built from Go modules); ' +
+  'for one file: VIEWFINDER_CLUSTER=none test/cluster/with-test-servers.sh node_modules/.bin/mocha FILE';
 
 /** A fresh database on the MongoDB server: the server's URI with a database name of its own. */
 export function freshMongoUri(uri: string, prefix = 'viewfinder_test'): string {
