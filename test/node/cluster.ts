@@ -201,8 +201,8 @@ export function createAccount(namespace: string, release: string, name: string, 
   return { id: printed.account.id, key: printed.key.key };
 }
 
-/** A hosted API call with a key: its status and JSON body. */
-export async function hostedCall(base: string, key: string, method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> {
+/** An API call with a key (X-API-Key, in either mode): its status and JSON body (or text). */
+export async function apiCall(base: string, key: string, method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> {
   const response = await fetch(`${base}${route}`, {
     method,
     headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },

@@ -18,7 +18,7 @@ import {
   describeOnRealNode,
   describePods,
   helm,
-  hostedCall,
+  apiCall,
   isReady,
   kubectl,
   podBase,
@@ -53,7 +53,7 @@ describeOnRealNode('the chart on a real node: hosted mode, 3 API replicas on an 
   let monitorId: string | undefined;
 
   const apiPods = () => pods(namespace, 'app.kubernetes.io/component=api').filter(isReady);
-  const call = (method: string, route: string, body?: unknown, key = account.key, at = base) => hostedCall(at, key, method, route, body);
+  const call = (method: string, route: string, body?: unknown, key = account.key, at = base) => apiCall(at, key, method, route, body);
   const metricsOf = async (pod: Pod) => (await fetch(`${podBase(pod)}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
   const captureJobs = async (): Promise<Job[]> => store!.listJobs(account.id, 'capture', 1000);
 

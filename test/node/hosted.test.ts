@@ -11,7 +11,7 @@ import {
   deployPages,
   describePods,
   helm,
-  hostedCall,
+  apiCall,
   isReady,
   kubectl,
   pods,
@@ -34,7 +34,7 @@ describeOnRealNode('the chart on a real node: hosted values on the embedded stor
   let base: string;
   let account: string;
   const apiKey = () => Buffer.from(kubectl(['get', 'secret', 'widget', '--namespace', namespace, '-o', 'jsonpath={.data.apiKey}']).stdout, 'base64').toString('utf8');
-  const hostedCapture = async (key: string) => hostedCall(base, key, 'POST', '/api/screenshot', { url: page.url }) as Promise<{ status: number; body: { success: boolean; image?: string; error?: string } }>;
+  const hostedCapture = async (key: string) => apiCall(base, key, 'POST', '/api/screenshot', { url: page.url }) as Promise<{ status: number; body: { success: boolean; image?: string; error?: string } }>;
   const apply = (objects: unknown[]) => {
     const applied = kubectl(['apply', '--namespace', namespace, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
     expect(applied.status, applied.output).to.equal(0);

@@ -7,6 +7,7 @@ import {
   IMAGE_ARGS,
   NODE_BRIDGE,
   allReady,
+  apiCall,
   buildAndLoadImage,
   capture,
   clusterIP,
@@ -44,15 +45,7 @@ describeOnRealNode('the chart on a real node: self-hosted mode with 2 API replic
     '--set-json', `renderer.privateNetworkAllowlist=${JSON.stringify([NODE_BRIDGE])}`,
   ];
   const apiPods = () => pods(namespace, 'app.kubernetes.io/component=api').filter(isReady);
-  const call = async (at: string, method: string, route: string, body?: unknown) => {
-    const response = await fetch(`${at}${route}`, {
-      method,
-      headers: { 'x-api-key': apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(90_000),
-    });
-    return { status: response.status, body: (await response.json()) as any };
-  };
+  const call = (at: string, method: string, route: string, body?: unknown) => apiCall(at, apiKey, method, route, body);
   const notesOf = (output: string) => output.slice(output.indexOf('NOTES:'));
 
   before(async function () {
