@@ -297,6 +297,21 @@ describe('chart rendered by helm', function () {
     expect(one(manifests, 'StatefulSet', 'mongodb').spec.template.metadata.labels).to.include(policy.spec.podSelector.matchLabels);
   });
 
+  it('lets the API pods reach a MongoDB outside the chart (mongodb.external): no NetworkPolicy that selects them limits their egress, and no MongoDB policy is rendered', () => {
+    const external = `${CHART}ci/external-mongodb-values.yaml`;
+    const TLS = ['ingress.enabled=true', 'ingress.tls[0].secretName=vf-tls', 'ingress.tls[0].hosts[0]=shots.example.com', 'ingress.hosts[0]=shots.example.com'];
+    for (const sets of [[], TLS, ['api.mode=self-hosted', 'operator.enabled=false', ...TLS]]) {
+      const manifests = render(external, sets);
+      const apiLabels = one(manifests, 'Deployment', 'api').spec.template.metadata.labels as Record<string, string>;
+      const policies = manifests.filter((m) => m.kind === 'NetworkPolicy');
+      const selectingApi = policies.filter((policy) => Object.entries(policy.spec.podSelector.matchLabels ?? {}).every(([label, value]) => apiLabels[label] === value));
+      for (const policy of selectingApi) expect(policy.spec.policyTypes, `${policy.metadata.name} with ${sets.join(' ')}`).to.not.include('Egress');
+      expect(policies.map((policy) => policy.metadata.labels?.['app.kubernetes.io/component']), sets.join(' ')).to.not.include('mongodb');
+      // Hosted mode behind TLS has the API's own policy (trustProxy): it exists, and it governs ingress only.
+      if (sets === TLS) expect(selectingApi.map((policy) => policy.spec.policyTypes)).to.deep.equal([['Ingress']]);
+    }
+  });
+
   describe('the result cache', () => {
     const apiPod = (manifests: Manifest[]) => one(manifests, 'Deployment', 'api').spec.template.spec;
     const selfHosted = `${CHART}ci/self-hosted-values.yaml`;

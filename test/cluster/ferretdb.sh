@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # A MongoDB-compatible server for the tests: FerretDB v1 (test/cluster/ferretdb/, built by build.sh)
-# with SQLite behind it, in STATE_DIR, on a free loopback port.
+# with SQLite behind it, in STATE_DIR, on a free port of loopback or of FERRETDB_LISTEN_HOST.
 #
 #   ferretdb.sh up STATE_DIR          start it (or find it running); the last stdout line is
-#                                     MONGODB_URI=mongodb://127.0.0.1:PORT/
+#                                     MONGODB_URI=mongodb://HOST:PORT/
+#   FERRETDB_LISTEN_HOST=10.244.0.1 ferretdb.sh up STATE_DIR
+#                                     the same on the test node's bridge address, where its pods reach
+#                                     it (test/node/hosted-mongodb.test.ts); the address is not on any
+#                                     outside network. One STATE_DIR serves one address: `down` first
+#                                     to move it.
 #   ferretdb.sh down STATE_DIR [--wipe]   stop it (SIGTERM, then SIGKILL); --wipe also removes STATE_DIR
 #
 # Both are idempotent. Why SQLite rather than PostgreSQL behind it: FerretDB v1 applies an update as a
@@ -18,10 +23,12 @@ die() { log "ERROR: $*"; exit 1; }
 
 [[ $# -ge 2 && ( $1 == up || $1 == down ) ]] || die "usage: ferretdb.sh up STATE_DIR | ferretdb.sh down STATE_DIR [--wipe]"
 ACTION="$1" STATE="$2" WIPE="${3:-}"
+HOST="${FERRETDB_LISTEN_HOST:-127.0.0.1}"
+[[ $HOST =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || die "FERRETDB_LISTEN_HOST=$HOST is not an IPv4 address"
 PID_FILE="$STATE/ferretdb.pid" PORT_FILE="$STATE/ferretdb.port"
 
 running() { [[ -f "$PID_FILE" ]] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
-answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+answers() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
 
 if [[ $ACTION == down ]]; then
   if running; then
@@ -41,27 +48,28 @@ STATE="$(CDPATH='' cd -- "$STATE" && pwd -P)"
 PID_FILE="$STATE/ferretdb.pid" PORT_FILE="$STATE/ferretdb.port"
 if running && [[ -f "$PORT_FILE" ]] && answers "$(cat "$PORT_FILE")"; then
   log "already running (pid $(cat "$PID_FILE"))"
-  echo "MONGODB_URI=mongodb://127.0.0.1:$(cat "$PORT_FILE")/"
+  echo "MONGODB_URI=mongodb://$HOST:$(cat "$PORT_FILE")/"
   exit 0
 fi
+running && die "a FerretDB of $STATE runs (pid $(cat "$PID_FILE")) but not on $HOST: ferretdb.sh down $STATE first"
 rm -f "$PID_FILE" "$PORT_FILE"
 
 BIN="$("$HERE/build.sh" ferretdb | tail -n 1)"
 [[ -x "$BIN" ]] || die "build.sh printed no binary (got: $BIN)"
 # A port the kernel hands out now; FerretDB binds it a moment later (another bind in between fails the start).
-PORT="$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')"
+PORT="$(node -e 'const s = require("net").createServer().listen(0, process.argv[1], () => { console.log(s.address().port); s.close(); })' "$HOST")"
 # setsid: its own session, so that the caller's Ctrl-C or process group kill does not reach it; down stops it.
-setsid "$BIN" -listen "127.0.0.1:$PORT" -handler sqlite -sqlite-url "file:$STATE/data/" </dev/null >>"$STATE/ferretdb.log" 2>&1 &
+setsid "$BIN" -listen "$HOST:$PORT" -handler sqlite -sqlite-url "file:$STATE/data/" </dev/null >>"$STATE/ferretdb.log" 2>&1 &
 echo $! >"$PID_FILE"
 for _ in $(seq 300); do
   running || die "ferretdb exited at start: $(tail -n 20 "$STATE/ferretdb.log")"
   if answers "$PORT"; then
     echo "$PORT" >"$PORT_FILE"
-    log "listening on 127.0.0.1:$PORT (pid $(cat "$PID_FILE"), data in $STATE/data)"
-    echo "MONGODB_URI=mongodb://127.0.0.1:$PORT/"
+    log "listening on $HOST:$PORT (pid $(cat "$PID_FILE"), data in $STATE/data)"
+    echo "MONGODB_URI=mongodb://$HOST:$PORT/"
     exit 0
   fi
   sleep 0.1
 done
 "$0" down "$STATE"
-die "ferretdb did not listen on 127.0.0.1:$PORT within 30 s: $(tail -n 20 "$STATE/ferretdb.log")"
+die "ferretdb did not listen on $HOST:$PORT within 30 s: $(tail -n 20 "$STATE/ferretdb.log")"

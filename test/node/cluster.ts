@@ -185,6 +185,71 @@ export async function deployPages(namespace: string): Promise<{ url: string; ip:
   return { url: `http://pages.${namespace}.svc.cluster.local/`, ip: clusterIP(namespace, 'pages') };
 }
 
+/** A small renderer tier for the 2-CPU node: one pod, autoscaling off, a quarter CPU requested. */
+export const ONE_SMALL_RENDERER = [
+  '--set', 'renderer.autoscaling.enabled=false',
+  '--set', 'renderer.replicas=1',
+  '--set', 'renderer.resources.requests.cpu=250m',
+  '--set', 'renderer.resources.requests.memory=512Mi',
+];
+
+/** A hosted account made with the CLI in an API pod, as docs/install-kubernetes.md does; its first full-access key. */
+export function createAccount(namespace: string, release: string, name: string, cliArgs: string[] = []): { id: string; key: string } {
+  const created = kubectl(['exec', '--namespace', namespace, `deploy/${release}-viewfinder-api`, '--', 'node', 'bin/viewfinder.ts', 'accounts', 'create', name, ...cliArgs]);
+  if (created.status !== 0) throw new Error(created.output);
+  const printed = JSON.parse(created.stdout) as { account: { id: string }; key: { key: string } };
+  return { id: printed.account.id, key: printed.key.key };
+}
+
+/** An API call with a key (X-API-Key, in either mode): its status and JSON body (or text). */
+export async function apiCall(base: string, key: string, method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${base}${route}`, {
+    method,
+    headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(90_000),
+  });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // Not JSON: kept as text for the assertion's message.
+  }
+  return { status: response.status, body: parsed };
+}
+
+/** http://POD_IP:PORT of a pod's first container port: the host reaches pod IPs directly on the node. */
+export function podBase(pod: Pod): string {
+  if (!pod.status.podIP) throw new Error(`${pod.metadata.name} has no IP`);
+  return `http://${pod.status.podIP}:${pod.spec.containers[0]?.ports?.[0]?.containerPort ?? 3000}`;
+}
+
+/** The node's bridge address: pods reach the host there, and no outside network does. */
+export const NODE_BRIDGE = '10.244.0.1';
+
+/**
+ * FerretDB (test/cluster/ferretdb.sh) on the node's bridge address, as a MongoDB outside the cluster
+ * that the chart's pods reach through mongodb.external. Its own STATE_DIR, wiped by stop().
+ */
+export function startFerretDBOnBridge(): { uri: string; stop: () => void } {
+  const script = `${REPO}test/cluster/ferretdb.sh`;
+  const state = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-ferretdb-node-'));
+  const up = spawnSync(script, ['up', state], { env: { ...process.env, FERRETDB_LISTEN_HOST: NODE_BRIDGE }, encoding: 'utf8' });
+  const last = up.stdout.trim().split('\n').at(-1) ?? '';
+  if (up.status !== 0 || !last.startsWith('MONGODB_URI=')) {
+    spawnSync(script, ['down', state, '--wipe']);
+    throw new Error(`ferretdb.sh up on ${NODE_BRIDGE} failed (${up.status}):\n${up.stdout}${up.stderr}`);
+  }
+  return { uri: last.slice('MONGODB_URI='.length), stop: () => void spawnSync(script, ['down', state, '--wipe']) };
+}
+
+/** A Secret of string data in a namespace (kubectl create secret generic). */
+export function createSecret(namespace: string, name: string, data: Record<string, string>): void {
+  const created = kubectl(['create', 'secret', 'generic', name, '--namespace', namespace, ...Object.entries(data).map(([key, value]) => `--from-literal=${key}=${value}`)]);
+  if (created.status !== 0) throw new Error(created.output);
+}
+
 export interface CaptureOutcome {
   started: number;
   ended: number;

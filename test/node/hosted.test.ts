@@ -3,12 +3,15 @@ import { randomBytes } from 'node:crypto';
 import {
   CHART,
   IMAGE_ARGS,
+  ONE_SMALL_RENDERER,
   allReady,
   buildAndLoadImage,
   clusterIP,
+  createAccount,
   deployPages,
   describePods,
   helm,
+  apiCall,
   isReady,
   kubectl,
   pods,
@@ -31,15 +34,7 @@ describeOnRealNode('the chart on a real node: hosted values on the embedded stor
   let base: string;
   let account: string;
   const apiKey = () => Buffer.from(kubectl(['get', 'secret', 'widget', '--namespace', namespace, '-o', 'jsonpath={.data.apiKey}']).stdout, 'base64').toString('utf8');
-  const hostedCapture = async (key: string) => {
-    const response = await fetch(`${base}/api/screenshot`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': key },
-      body: JSON.stringify({ url: page.url }),
-      signal: AbortSignal.timeout(90_000),
-    });
-    return { status: response.status, body: (await response.json()) as { success: boolean; image?: string; error?: string } };
-  };
+  const hostedCapture = async (key: string) => apiCall(base, key, 'POST', '/api/screenshot', { url: page.url }) as Promise<{ status: number; body: { success: boolean; image?: string; error?: string } }>;
   const apply = (objects: unknown[]) => {
     const applied = kubectl(['apply', '--namespace', namespace, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
     expect(applied.status, applied.output).to.equal(0);
@@ -75,10 +70,7 @@ describeOnRealNode('the chart on a real node: hosted values on the embedded stor
       'install', release, CHART, '--namespace', namespace,
       '-f', `${CHART}/ci/embedded-values.yaml`,
       ...IMAGE_ARGS,
-      '--set', 'renderer.autoscaling.enabled=false',
-      '--set', 'renderer.replicas=1',
-      '--set', 'renderer.resources.requests.cpu=250m',
-      '--set', 'renderer.resources.requests.memory=512Mi',
+      ...ONE_SMALL_RENDERER,
       '--set-json', `renderer.privateNetworkAllowlist=${JSON.stringify([page.ip])}`,
       '--set', `operator.watchNamespaces={${namespace}}`,
     ]);
@@ -87,9 +79,7 @@ describeOnRealNode('the chart on a real node: hosted values on the embedded stor
     figures.push(`helm install to all 4 pods Ready: ${((performance.now() - started) / 1000).toFixed(1)} s`);
     await until('an operator pod to hold the Lease', () => pods(namespace, 'app.kubernetes.io/component=operator').some((pod) => pod.metadata.name === leader()), 60_000);
     base = `http://${clusterIP(namespace, `${release}-viewfinder-api`)}`;
-    const createdAccount = kubectl(['exec', '--namespace', namespace, `deploy/${release}-viewfinder-api`, '--', 'node', 'bin/viewfinder.ts', 'accounts', 'create', 'Acme']);
-    expect(createdAccount.status, createdAccount.output).to.equal(0);
-    account = JSON.parse(createdAccount.stdout).account.id;
+    account = createAccount(namespace, release, 'Acme').id;
     expect(account).to.be.a('string');
   });
 

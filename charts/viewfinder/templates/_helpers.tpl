@@ -85,7 +85,10 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 
-{{/* The Secret (name and key) that holds MONGODB_URI; empty when there is no MongoDB (or store=embedded). */}}
+{{/*
+The Secret (name and key) that holds MONGODB_URI; empty when there is no MongoDB (or store=embedded).
+Hosted mode keeps its store there; self-hosted mode its asynchronous captures and its result cache.
+*/}}
 {{- define "viewfinder.mongodbSecretName" -}}
 {{- if eq .Values.store "embedded" -}}
 {{- else if .Values.mongodb.enabled -}}
@@ -149,10 +152,14 @@ Call with (dict "root" $ "secret" name "key" key "length" n).
   value: {{ .Values.drainGraceSeconds | mul 1000 | quote }}
 {{- end -}}
 
-{{/* The API's store in hosted mode: DATA_DIR on its volume with store=embedded, else MONGODB_URI from its Secret. */}}
+{{/*
+The API's store: DATA_DIR on its volume with store=embedded (hosted mode), else MONGODB_URI from its
+Secret when there is a MongoDB (in self-hosted mode it holds the asynchronous captures' jobs, shared
+by every replica, and the result cache).
+*/}}
 {{- define "viewfinder.storeEnv" -}}
 {{- $secret := include "viewfinder.mongodbSecretName" . -}}
-{{- if eq .Values.store "embedded" -}}
+{{- if and (eq .Values.api.mode "hosted") (eq .Values.store "embedded") -}}
 - name: DATA_DIR
   value: {{ include "viewfinder.apiDataDir" . | quote }}
 {{- else if $secret -}}
@@ -184,6 +191,26 @@ Secure although the API itself only sees plain HTTP from the ingress controller.
 {{- else -}}
 {{- $value -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+"true" when every API replica reads one store for asynchronous captures' jobs: hosted mode (its
+store), self-hosted mode with MongoDB (the chart's or mongodb.external), or a single replica.
+Self-hosted replicas without MongoDB each keep their jobs in their own DATA_DIR, so a status read
+through the Service could land on a pod that never saw the capture. A ReadWriteMany claim on
+DATA_DIR does not count: the jobs are SQLite in WAL mode, whose shared-memory index works between
+processes of one host only, and SQLite's locks are not to be trusted on network filesystems.
+*/}}
+{{- define "viewfinder.apiJobStoreShared" -}}
+{{- or (eq .Values.api.mode "hosted") (not (empty (include "viewfinder.mongodbSecretName" .))) (le (int (include "viewfinder.apiReplicas" .)) 1) -}}
+{{- end -}}
+
+{{/*
+ASYNC_CAPTURES: api.asyncCaptures.enabled, where auto means on wherever the job store is shared
+(viewfinder.apiJobStoreShared) and off where it is not; true where it is not is refused (validate).
+*/}}
+{{- define "viewfinder.apiAsyncCaptures" -}}
+{{- and (ne (toString .Values.api.asyncCaptures.enabled) "false") (eq (include "viewfinder.apiJobStoreShared" .) "true") -}}
 {{- end -}}
 
 {{/* PUBLIC_BASE_URL: api.publicBaseUrl, else the Ingress's first named host (https when it has tls), else empty (the API's default). */}}
@@ -235,6 +262,9 @@ the kubelet evicts the pod, so the margin must cover what the bound does not.
 {{- end -}}
 {{- if and (eq .Values.store "embedded") (gt (int (include "viewfinder.apiReplicas" .)) 1) -}}
 {{- fail "store=embedded keeps SQLite on the one API pod's volume: set api.replicas=1 (or leave it empty), or store=mongodb for more replicas" -}}
+{{- end -}}
+{{- if and (eq (toString .Values.api.asyncCaptures.enabled) "true") (ne (include "viewfinder.apiJobStoreShared" .) "true") -}}
+{{- fail (printf "api.asyncCaptures.enabled=true with %s self-hosted API replicas and no MongoDB: each replica would keep its captures in its own DATA_DIR, and a status read through the Service could reach one that never saw the capture. Give them one store (mongodb.enabled=true, or mongodb.external.existingSecret), set api.replicas=1, or api.asyncCaptures.enabled=auto or false (off)" (include "viewfinder.apiReplicas" .)) -}}
 {{- end -}}
 {{- if and .Values.operator.enabled (ne .Values.api.mode "hosted") -}}
 {{- fail "operator.enabled=true needs api.mode=hosted: Sites and ApiKeys are hosted-mode objects (or set operator.enabled=false)" -}}

@@ -30,13 +30,22 @@ import type { ResultCache } from './result-cache/result-cache.ts';
 
 /**
  * Hosted mode runs its jobs on its store. Self-hosted mode opens the embedded store (or MongoDB)
- * only for them; when it cannot (a read-only DATA_DIR), /captures answers 503 and /screenshot works as before.
+ * only for them; when it cannot open its own DATA_DIR (read-only), /captures answers 503 and
+ * /screenshot works as before. A MongoDB it cannot reach at start stops it instead, as in hosted
+ * mode: MONGODB_URI means the replicas share their captures, and a replica that went on without
+ * it would answer 503 where the others answer 202 until someone restarted it, where exiting lets
+ * Kubernetes restart it until MongoDB answers (the chart starts its MongoDB beside the API).
  */
 async function openJobStore(config: ApiConfig, hostedStore: Store | undefined, logger: Logger): Promise<Store | undefined> {
   if (!config.captures.enabled) return undefined;
   if (hostedStore) return hostedStore;
+  if (config.store.backend === 'mongo') {
+    const store = instrumentStore(await openStore(config.store), 'mongodb');
+    logger.info({ store: describeStore(config.store) }, 'Opened the store for asynchronous captures');
+    return store;
+  }
   try {
-    const store = instrumentStore(await openStore(config.store), config.store.backend === 'mongo' ? 'mongodb' : 'sqlite');
+    const store = instrumentStore(await openStore(config.store), 'sqlite');
     logger.info({ store: describeStore(config.store) }, 'Opened the store for asynchronous captures');
     return store;
   } catch (err) {
