@@ -7,7 +7,7 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { chromiumLaunchOptions } from '../../services/renderer/src/pool.ts';
 import { seriousAxeViolations } from '../support/axe.ts';
 import { near } from '../support/decode-image.ts';
-import { startFixtureServer, type FixturePages } from '../support/fixture-server.ts';
+import { closedPort, startFixtureServer, type FixturePages } from '../support/fixture-server.ts';
 import { decodedImage, testConfig } from '../support/harness.ts';
 import { EMAIL, PASSWORD, startDashboard, type DashboardHarness } from '../services/api/dashboard/support.ts';
 
@@ -51,8 +51,10 @@ describe('docs/render-links.md: every way to build a link renders in a real brow
 
   before(async () => {
     fixtures = await startFixtureServer();
-    dashboard = await startDashboard();
-    await dashboard.listen();
+    // The links the dashboard builds start with PUBLIC_BASE_URL: here, where the test serves it.
+    const port = await closedPort();
+    dashboard = await startDashboard({ PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
+    await dashboard.listen(port);
     const site = await dashboard.store.createSite({ accountId: dashboard.account.id, name: 'docs', allowedDomains: ['127.0.0.1'] });
     const issued = await dashboard.store.createKey({ accountId: dashboard.account.id, name: 'links', kind: 'site', siteId: site.id, restrictDomains: true });
     env = {

@@ -24,6 +24,8 @@ describe('operator config', () => {
       leaseDurationMs: 15_000,
       renewDeadlineMs: 10_000,
       retryPeriodMs: 2_000,
+      // Set by the chart (LEASE_OWNER_DEPLOYMENT); outside it, the Lease has no owner.
+      ownerDeployment: undefined,
     });
     expect(config.resyncMs).to.equal(300_000);
     expect(config.monitorStatusIntervalMs).to.equal(30_000);

@@ -39,7 +39,8 @@ export interface DashboardHarness {
   monitors: MonitorService | undefined;
   /** http://127.0.0.1:port once `listen` has run. */
   origin: string;
-  listen(): Promise<string>;
+  /** Serves the app on 127.0.0.1 (a free port, or the one given) and answers its origin. */
+  listen(port?: number): Promise<string>;
   advance(ms: number): void;
   close(): Promise<void>;
 }
@@ -84,9 +85,9 @@ export async function startDashboard(env: Record<string, string> = {}, renderer?
     user,
     monitors,
     origin: '',
-    async listen() {
+    async listen(port = 0) {
       server = http.createServer(app.callback());
-      await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+      await new Promise<void>((resolve) => server?.listen(port, '127.0.0.1', resolve));
       harness.origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       return harness.origin;
     },
