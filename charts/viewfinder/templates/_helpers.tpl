@@ -262,3 +262,20 @@ this is a ClusterRole bound cluster-wide; otherwise the same rules in a Role per
   resources: ["events"]
   verbs: ["create", "patch"]
 {{- end -}}
+
+{{- /*
+The renderer HPA's behavior, the same for the CPU HPA and the HPA that KEDA creates: pods come at
+once, and go one at a time after a quiet window, since a renderer that stops drains its captures
+and load comes in bursts. docs/scaling.md says how the defaults were chosen.
+*/ -}}
+{{- define "viewfinder.rendererScalingBehavior" -}}
+{{- $scaling := .Values.renderer.autoscaling -}}
+scaleUp:
+  stabilizationWindowSeconds: {{ $scaling.scaleUp.stabilizationWindowSeconds }}
+scaleDown:
+  stabilizationWindowSeconds: {{ $scaling.scaleDown.stabilizationWindowSeconds }}
+  policies:
+    - type: Pods
+      value: {{ $scaling.scaleDown.pods }}
+      periodSeconds: {{ $scaling.scaleDown.periodSeconds }}
+{{- end -}}
