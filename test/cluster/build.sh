@@ -23,7 +23,9 @@ export GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-} -mod=readonly" CGO_ENABLED="${CGO
 
 CACHE="${VIEWFINDER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/viewfinder}"
 case "$CACHE/" in "$(CDPATH='' cd -- "$HERE/../.." && pwd -P)/"*) die "VIEWFINDER_CACHE must be outside the clone: $CACHE" ;; esac
-KEY="$( { go version; cd "$MODULE" && cat go.mod go.sum ./*.go build.env 2>/dev/null; } | sha256sum | cut -c1-16)"
+# (*.go and build.env are optional: a module whose program is a dependency's has neither, and a
+# missing one must not fail the pipeline, which set -e would end the script on without a word)
+KEY="$( { go version; cd "$MODULE" && cat go.mod go.sum; cat ./*.go build.env 2>/dev/null || true; } | sha256sum | cut -c1-16)"
 OUT="$CACHE/bin/$COMPONENT-$KEY"
 if [[ -x "$OUT/$COMPONENT" ]]; then
   log "$COMPONENT: cached ($OUT/$COMPONENT)"
