@@ -95,7 +95,8 @@ fi
 KEDA_MODULE="$(cd "$HERE/../keda-operator" && GOFLAGS=-mod=readonly go list -m -f '{{.Dir}}' github.com/kedacore/keda/v2)"
 k apply --server-side --force-conflicts -k "$KEDA_MODULE/config/crd" >/dev/null
 touch "$ADDONS/crds.applied"
-k wait --for condition=Established --timeout=60s crd/scaledobjects.keda.sh >/dev/null
+# (kubectl wait fails at once while the new CRD has no conditions yet)
+for ((i = 0; i < 60; i++)); do k wait --for condition=Established --timeout=10s crd/scaledobjects.keda.sh >/dev/null 2>&1 && break; sleep 1; done
 
 MS_PORT="$(free_port)" ADAPTER_PORT="$(free_port)"
 CA_BUNDLE="$(base64 -w0 < "$CERTS/ca.crt")"
