@@ -73,7 +73,7 @@ try {
   const page = await deployPages(namespace);
   const extra = (process.env.BENCH_SET ?? '').split(',').filter(Boolean).flatMap((value) => ['--set', value]);
   const installed = helm([
-    'upgrade', '--install', release, CHART, '--namespace', namespace, '--wait=false',
+    'upgrade', '--install', release, CHART, '--namespace', namespace, '--wait=false', '--skip-crds',
     '-f', `${CHART}/ci/self-hosted-values.yaml`, ...IMAGE_ARGS,
     '--set', 'api.replicas=1',
     '--set-json', `renderer.privateNetworkAllowlist=${JSON.stringify([page.ip])}`,

@@ -62,7 +62,7 @@ describeOnRealNode('the chart on a real node: renderers autoscale on busy slots 
     const page = await deployPages(namespace);
     pageUrl = page.url;
     const installed = helm([
-      'upgrade', '--install', release, CHART, '--namespace', namespace, '--wait=false',
+      'upgrade', '--install', release, CHART, '--namespace', namespace, '--wait=false', '--skip-crds',
       '-f', `${CHART}/ci/self-hosted-values.yaml`,
       ...IMAGE_ARGS,
       '--set', 'api.replicas=1',
