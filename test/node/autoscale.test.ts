@@ -72,6 +72,9 @@ describeOnRealNode('the chart on a real node: renderers autoscale on busy slots 
       '--set', `renderer.autoscaling.prometheusServerAddress=${addons.prometheusUrl}`,
       '--set', 'renderer.autoscaling.minReplicas=1',
       '--set', 'renderer.autoscaling.maxReplicas=3',
+      // KEDA's second trigger is CPU at 70% of the request: one client of these pages takes a
+      // renderer to about 290m, above 70% of the small-node values' 250m, which held 2 renderers.
+      '--set', 'renderer.resources.requests.cpu=500m',
       // Short windows, so that the ramp is short: the test checks what happens, not when.
       '--set', 'renderer.autoscaling.pollingIntervalSeconds=5',
       '--set', 'renderer.autoscaling.scaleDown.stabilizationWindowSeconds=20',
