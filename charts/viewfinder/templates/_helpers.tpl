@@ -449,3 +449,20 @@ Fails, naming `where`, unless the API server accepts `except` (a list) under `ci
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{- /*
+The renderer HPA's behavior, the same for the CPU HPA and the HPA that KEDA creates: pods come at
+once, and go one at a time after a quiet window, since a renderer that stops drains its captures
+and load comes in bursts. docs/scaling.md says how the defaults were chosen.
+*/ -}}
+{{- define "viewfinder.rendererScalingBehavior" -}}
+{{- $scaling := .Values.renderer.autoscaling -}}
+scaleUp:
+  stabilizationWindowSeconds: {{ $scaling.scaleUp.stabilizationWindowSeconds }}
+scaleDown:
+  stabilizationWindowSeconds: {{ $scaling.scaleDown.stabilizationWindowSeconds }}
+  policies:
+    - type: Pods
+      value: {{ $scaling.scaleDown.pods }}
+      periodSeconds: {{ $scaling.scaleDown.periodSeconds }}
+{{- end -}}
