@@ -27,6 +27,7 @@ import { defaultConcurrency } from '../services/renderer/src/config.ts';
 import { closedPort, startFixtureServer } from '../test/support/fixture-server.ts';
 import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../test/support/processes.ts';
 import { startFloorProcess, type FloorProcess, type FloorShot } from './support/floor-process.ts';
+import { cpuMs } from './support/process-cpu.ts';
 import { fmt, median, percentile, runConcurrently, sleep } from './stats.ts';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 40);
@@ -54,13 +55,15 @@ const scratch = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-capture-bench-'))
 /** Something that takes captures of pageUrl: one timed capture, or a block of them at a concurrency. */
 interface Subject {
   name: string;
+  /** The process that takes the captures: the service's, or the floor's (its Chromium are its descendants). */
+  pid: number;
   capture(worker: number): Promise<number>;
   block(count: number, concurrency: number): Promise<{ durations: number[]; perSecond: number }>;
   close(): Promise<void>;
 }
 
 function floorSubject(name: string, floor: FloorProcess): Subject {
-  return { name, capture: (worker) => floor.capture(shot, worker), block: (count, concurrency) => floor.block(count, concurrency, shot), close: () => floor.close() };
+  return { name, pid: floor.pid, capture: (worker) => floor.capture(shot, worker), block: (count, concurrency) => floor.block(count, concurrency, shot), close: () => floor.close() };
 }
 
 /** A service process's /screenshot (or /api/screenshot with `key`), POSTed `body` with the page's URL. */
@@ -75,6 +78,7 @@ function serviceSubject(name: string, service: ServiceProcess, body: Record<stri
   };
   return {
     name,
+    pid: service.child.pid as number,
     async capture() {
       const t0 = performance.now();
       await once();
@@ -121,6 +125,8 @@ interface Figures {
   latencies: number[];
   perSecond: Map<number, number>;
   gapLatencies: number[];
+  /** CPU ms used during the c=2 blocks: by the Node process alone, and with its Chromium. */
+  cpu: { node: number; total: number; captures: number };
 }
 
 /**
@@ -134,7 +140,16 @@ async function measureBlocks(subjects: Subject[], figures: Map<Subject, Figures>
   for (let block = 0; block < BLOCKS; block++) {
     for (let i = 0; i < subjects.length; i++) {
       const subject = subjects[(block + i) % subjects.length] as Subject;
+      const cpuBefore = { node: cpuMs(subject.pid), total: cpuMs(subject.pid, { tree: true }) };
       const run = await subject.block(perBlock, concurrency);
+      if (concurrency === 2) {
+        const cpu = figures.get(subject)?.cpu;
+        if (cpu) {
+          cpu.node += cpuMs(subject.pid) - cpuBefore.node;
+          cpu.total += cpuMs(subject.pid, { tree: true }) - cpuBefore.total;
+          cpu.captures += perBlock;
+        }
+      }
       elapsed.set(subject, (elapsed.get(subject) ?? 0) + perBlock / run.perSecond);
       if (concurrency === 1) figures.get(subject)?.latencies.push(...run.durations);
     }
@@ -165,7 +180,7 @@ const hostedDefaults = serviceSubject('hosted, monitor scheduled', hosted.servic
 const remote = process.env.BENCH_REMOTE === '1' ? await startRemote() : undefined;
 const remoteSubject = remote && serviceSubject('API + renderer process', remote.api, { removeAds: false });
 const subjects: Subject[] = [isolated, warm, serviceDefaults, service, hostedDefaults, ...(remoteSubject ? [remoteSubject] : [])];
-const figures = new Map(subjects.map((subject) => [subject, { latencies: [], perSecond: new Map(), gapLatencies: [] } as Figures]));
+const figures = new Map(subjects.map((subject) => [subject, { latencies: [], perSecond: new Map(), gapLatencies: [], cpu: { node: 0, total: 0, captures: 0 } } as Figures]));
 for (const subject of subjects) await runConcurrently(WARMUP, 1, async (worker) => void (await subject.capture(worker)));
 for (const concurrency of CONCURRENCIES) await measureBlocks(subjects, figures, concurrency);
 await measureWithGaps([warm, serviceDefaults, service], figures);
@@ -176,19 +191,21 @@ rmSync(scratch, { recursive: true, force: true });
 await fixtures.close();
 
 const of = (subject: Subject) => figures.get(subject) as Figures;
-const rows: string[][] = [['', 'median ms', 'p95 ms', ...CONCURRENCIES.map((c) => `c=${c} /s`), `${GAP_MS}ms gap: ms`]];
+const rows: string[][] = [['', 'median ms', 'p95 ms', ...CONCURRENCIES.map((c) => `c=${c} /s`), `gap ${GAP_MS}ms`, 'CPU Node ms', 'CPU all ms']];
 for (const subject of subjects) {
-  const { latencies, perSecond, gapLatencies } = of(subject);
+  const { latencies, perSecond, gapLatencies, cpu } = of(subject);
   rows.push([
     subject.name,
     fmt(median(latencies)),
     fmt(percentile(latencies, 95)),
     ...CONCURRENCIES.map((c) => fmt(perSecond.get(c) as number)),
     gapLatencies.length > 0 ? fmt(median(gapLatencies)) : '-',
+    fmt(cpu.node / cpu.captures),
+    fmt(cpu.total / cpu.captures),
   ]);
 }
-for (const row of rows) console.log((row[0] as string).padEnd(34) + row.slice(1).map((cell) => cell.padStart(14)).join(''));
-console.log('');
+for (const row of rows) console.log((row[0] as string).padEnd(34) + row.slice(1).map((cell) => cell.padStart(13)).join(''));
+console.log(`median and p95 at c=1; gap ${GAP_MS}ms: the median of one client pausing ${GAP_MS} ms; CPU ms: CPU time per capture in the c=2 blocks, of the Node process that takes the captures, and with its Chromium (all).\n`);
 const ratio = (a: number, b: number) => fmt(a / b, 2);
 const latencyRatio = (subject: Subject, floor: Subject) => ratio(median(of(subject).latencies), median(of(floor).latencies));
 const throughputRatio = (subject: Subject, floor: Subject, c: number) => ratio(of(subject).perSecond.get(c) as number, of(floor).perSecond.get(c) as number);
