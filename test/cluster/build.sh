@@ -42,6 +42,8 @@ mkdir -p "$CACHE/bin"
 exec 9>"$CACHE/bin/.$COMPONENT.lock"
 flock -w 3600 9 || die "another build of $COMPONENT holds $CACHE/bin/.$COMPONENT.lock"
 if [[ ! -x "$OUT/$COMPONENT" ]]; then
+  # Under the lock no other build of this component runs: what a killed build left goes.
+  rm -rf "$CACHE/bin/$COMPONENT"-*.tmp.*
   log "$COMPONENT: building (GOCACHE $(go env GOCACHE), GOMODCACHE $(go env GOMODCACHE))"
   started=$SECONDS
   tmp="$OUT.tmp.$$"; rm -rf "$tmp"; mkdir -p "$tmp"

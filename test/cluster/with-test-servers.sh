@@ -23,8 +23,13 @@ HERE="$(CDPATH='' cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 log() { printf 'test/cluster: %s\n' "$*" >&2; }
 [[ $# -ge 1 ]] || { log "usage: with-test-servers.sh CMD [ARGS...]"; exit 2; }
 
-state="" node=0 ferretdb=""
+state="" node=0 ferretdb="" prebuild=""
 cleanup() {
+  if [[ -n "$prebuild" ]]; then
+    kill -- "-$prebuild" 2>/dev/null || true
+    log "add-on builds started in the background:"
+    grep -h 'built in\|cached\|ERROR' "$state/addons-build.log" >&2 || true
+  fi
   [[ -z "$ferretdb" ]] || "$HERE/ferretdb.sh" down "$ferretdb" --wipe >&2
   [[ -n "$state" ]] || return 0
   local started=$SECONDS
@@ -68,6 +73,11 @@ else
       node=1
       export "$line" VIEWFINDER_NODE_STATE="$state"
       log "a node is up in $((SECONDS - started)) s; $line"
+      # The autoscaling leg's add-ons (addons/up.sh) take the longest builds after Kubernetes when
+      # the caches are cold: built now, at the lowest CPU priority, they use what the suite leaves
+      # idle before that leg needs them (build.sh's lock makes the leg wait for a build under way).
+      setsid bash -c 'for part in metrics-server prometheus keda-adapter keda-operator; do nice -n 19 "$1/build.sh" "$part" >/dev/null || true; done' _ "$HERE" 2>"$state/addons-build.log" &
+      prebuild=$!
     else
       export VIEWFINDER_CLUSTER_SKIP="the node could not start (test/cluster/node/up.sh failed; its output is above the suite's)"
       log "$VIEWFINDER_CLUSTER_SKIP; starting the control plane alone"
