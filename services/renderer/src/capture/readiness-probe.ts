@@ -19,7 +19,16 @@ export interface ProbeOptions {
   timerHorizonMs: number;
   /** A timer scheduled from a timer callback this many levels deep is a loop (carousel, poller). */
   maxTimerChainDepth: number;
+  /** OWN_NODE_ATTRIBUTE. */
+  ownNodeAttribute: string;
 }
+
+/**
+ * Marks an element that Viewfinder itself puts in a page, whose changes are not the page's own: the
+ * probe does not count them, and whoever adds one answers for whether it changed the picture (the
+ * consent handling's hiding style, consent.ts).
+ */
+export const OWN_NODE_ATTRIBUTE = 'data-viewfinder-own';
 
 export interface CalmOptions {
   calmFrames: number;
@@ -99,7 +108,12 @@ export function installReadinessProbe(options: ProbeOptions): void {
   const touch = () => {
     lastChange = performance.now();
   };
-  new MutationObserver(touch).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  const ownNode = (node: Node) => (node instanceof Element ? node : node.parentElement)?.hasAttribute(options.ownNodeAttribute) === true;
+  const ownChange = (record: MutationRecord) =>
+    ownNode(record.target) || (record.type === 'childList' && [...Array.from(record.addedNodes), ...Array.from(record.removedNodes)].every(ownNode));
+  new MutationObserver((records) => {
+    if (!records.every(ownChange)) touch();
+  }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   try {
     new PerformanceObserver(touch).observe({ type: 'layout-shift', buffered: true });
   } catch {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { filterCompactRules, type Config, type IndexedCMPRuleset, type InitResponseMessage } from '@duckduckgo/autoconsent';
 import type { Page } from 'puppeteer-core';
+import { OWN_NODE_ATTRIBUTE } from '../readiness-probe.ts';
 import { NOTICE_TEXT } from './consent-words.ts';
 
 /**
@@ -97,7 +98,7 @@ export function createConsentHandling(scripts: ConsentScripts): ConsentHandling 
             const init = rulesFor(url, frame === mainFrame);
             const source =
               `(function () {\n${prelude}\n` +
-              `const settled = (${bridge})(${init}, ${ATTEMPT_MARGIN_MS}, ${START_AFTER_LOAD_MS}, setTimeout, clearTimeout);\n` +
+              `const settled = (${bridge})(${init}, ${ATTEMPT_MARGIN_MS}, ${START_AFTER_LOAD_MS}, setTimeout, clearTimeout, ${JSON.stringify(OWN_NODE_ATTRIBUTE)});\n` +
               `if (!settled) return false;\n${scripts.bundle}\nreturn settled(${Number(timeoutMs)});\n})()`;
             return (await frame.evaluate(source)) === true;
           } catch {
@@ -152,9 +153,29 @@ function installBridge(
   startAfterLoadMs: number,
   setTimer: (callback: () => void, ms: number) => number,
   clearTimer: (id: number) => void,
+  ownNodeAttribute: string,
 ): ((timeoutMs: number) => Promise<boolean>) | undefined {
   const win = window as unknown as Record<string, unknown>;
   if (win.autoconsentSendMessage) return undefined;
+
+  // While it looks, autoconsent hides every banner its rules know with a style of its own (its
+  // prehide), which it finds by this id, fills, and removes when done. Made here and marked as
+  // Viewfinder's, it does not count as the page changing (the readiness probe skips it): on a page
+  // with none of those banners it changes nothing, and taking that for a change threw away the
+  // picture taken meanwhile. Where it does hide something shown, that counts as acting instead.
+  const prehide = document.createElement('style');
+  prehide.id = 'autoconsent-prehide';
+  prehide.setAttribute(ownNodeAttribute, '');
+  (document.head ?? document.documentElement).append(prehide);
+  const hidesShownElement = (rule: CSSRule) => {
+    if (!(rule instanceof CSSStyleRule)) return false;
+    try {
+      return Array.from(document.querySelectorAll(rule.selectorText)).some((element) => element.getClientRects().length > 0);
+    } catch {
+      return true; // a selector CSS takes and querySelectorAll does not: it may hide something
+    }
+  };
+  const prehideHidesShownElement = () => prehide.isConnected && prehide.sheet !== null && Array.from(prehide.sheet.cssRules).some(hidesShownElement);
 
   const TERMINAL = ['nothingDetected', 'optOutSucceeded', 'optOutFailed', 'optInSucceeded', 'optInFailed', 'done'];
   const state = { lifecycle: 'loading', prehideOn: false, attempts: 0, attemptDone: false, acted: false };
@@ -185,6 +206,8 @@ function installBridge(
       }
       case 'report': {
         const report = message.state ?? {};
+        // Sent before the style is removed: what it hid until now reappears.
+        if (state.prehideOn && report.prehideOn === false && prehideHidesShownElement()) state.acted = true;
         const attempts = Number(report.findCmpAttempts) || 0;
         if (attempts > state.attempts) {
           state.attempts = attempts;
@@ -212,7 +235,7 @@ function installBridge(
       const finish = () => {
         waiters.delete(check);
         clearTimer(timer);
-        resolve(state.acted);
+        resolve(state.acted || prehideHidesShownElement());
       };
       const check = () => {
         if (settled()) finish();
