@@ -11,7 +11,8 @@
  * Network quiet is checked from outside the page (network-monitor.ts).
  * The probe also counts what reacts to scrolling (IntersectionObserver targets, scroll and wheel
  * listeners), so that a full-page capture scrolls through only the pages where scrolling can
- * change something (full-page.ts).
+ * change something (full-page.ts), and keeps the elements given a shadow root from script and those
+ * whose resource failed to load.
  */
 
 export interface ProbeOptions {
@@ -105,6 +106,23 @@ export function installReadinessProbe(options: ProbeOptions): void {
   IntersectionObserver.prototype.observe = countScrollReactions(IntersectionObserver.prototype.observe, 'observe', () => true);
   EventTarget.prototype.addEventListener = countScrollReactions(EventTarget.prototype.addEventListener, 'addEventListener', (type) => type === 'scroll' || type === 'wheel');
 
+  // Every element given a shadow root from script, closed ones too, which nothing outside can find:
+  // a style inside one (:host) can make its host float over the page (remove-ads/floating-elements.ts).
+  const shadowHosts: WeakRef<Element>[] = [];
+  const nativeAttachShadow = Element.prototype.attachShadow;
+  const trackedAttachShadow = function (this: Element, init: ShadowRootInit): ShadowRoot {
+    const root = nativeAttachShadow.call(this, init);
+    shadowHosts.push(new WeakRef(this));
+    return root;
+  };
+  Object.defineProperty(trackedAttachShadow, 'toString', { value: () => 'function attachShadow() { [native code] }' });
+  Element.prototype.attachShadow = trackedAttachShadow;
+
+  // Elements whose resource failed to load: such a style sheet applies nothing, and when it is
+  // another origin's, nothing else can tell (remove-ads/floating-elements.ts).
+  const failedLoads = new WeakSet<EventTarget>();
+  window.addEventListener('error', (event) => event.target instanceof Element && failedLoads.add(event.target), true);
+
   const touch = () => {
     lastChange = performance.now();
   };
@@ -126,6 +144,8 @@ export function installReadinessProbe(options: ProbeOptions): void {
       pendingTimers: () => pending.size,
       msSinceChange: () => performance.now() - lastChange,
       scrollReactions: () => scrollReactions + (window.onscroll || document.onscroll || window.onwheel ? 1 : 0),
+      shadowHosts: () => shadowHosts.flatMap((ref) => ref.deref() ?? []),
+      failedToLoad: (element: Element) => failedLoads.has(element),
       // For Viewfinder's own in-page scripts (the consent handler): their timers are not the page's work.
       nativeTimers: { setTimeout: nativeSetTimeout, clearTimeout: nativeClearTimeout },
     },
