@@ -97,10 +97,16 @@ function noticesInPage(limits: typeof NOTICE_LIMITS, words: typeof WORDS, mode: 
     return found;
   };
 
-  const bodyText = body.innerText;
-  const pageText = bodyText.length;
-  // Nothing on the page speaks of cookies, consent or privacy, and no shadow tree could: no notice.
-  if (!noticeText.test(bodyText) && !Array.from(body.querySelectorAll('*')).some((element) => element.shadowRoot)) return result;
+  // Laid out once, and only when needed: on a long page, all of its text is not free.
+  let pageText: number | undefined;
+  const pageTextLength = () => (pageText ??= body.innerText.length);
+  if (!mayFloat) {
+    // Before a walk over every element: nothing on the page speaks of cookies, consent or privacy,
+    // and no shadow tree could, so no notice. (Each candidate's own text is checked below anyway.)
+    const bodyText = body.innerText;
+    pageText = bodyText.length;
+    if (!noticeText.test(bodyText) && !Array.from(body.querySelectorAll('*')).some((element) => element.shadowRoot)) return result;
+  }
 
   const visible = (element: Element) => {
     const style = getComputedStyle(element);
@@ -171,7 +177,10 @@ function noticesInPage(limits: typeof NOTICE_LIMITS, words: typeof WORDS, mode: 
     if (element.matches('main, [role="main"], nav, [role="navigation"], article') || element.querySelector('main, [role="main"], article')) continue;
     const text = textOf(element);
     if (text.length > limits.maxTextLength || !noticeText.test(text)) continue;
-    if (pageText >= limits.minPageTextForShare && text.length >= pageText * limits.maxTextShare) continue;
+    // Holds most of the page's text (the page's text is needed only for a candidate with enough of its own).
+    const mostOfThePage =
+      text.length >= limits.minPageTextForShare * limits.maxTextShare && pageTextLength() >= limits.minPageTextForShare && text.length >= pageTextLength() * limits.maxTextShare;
+    if (mostOfThePage) continue;
 
     const controls = deepQuery(element, 'button, [role="button"], input[type="button"], input[type="submit"], a').filter((control) => visible(control));
     const kinds = { reject: [] as Element[], acknowledge: [] as Element[], accept: [] as Element[] };
@@ -185,6 +194,8 @@ function noticesInPage(limits: typeof NOTICE_LIMITS, words: typeof WORDS, mode: 
     // A box about privacy with nothing to answer is not a notice.
     if (kinds.reject.length + kinds.acknowledge.length + kinds.accept.length === 0) continue;
     const answer = kinds.reject.find(clickable) ?? kinds.acknowledge.find(clickable);
+    // The page's text as it was before this pass changed anything, for the candidates after this one.
+    pageTextLength();
     if (mode === 'answer' && answer) {
       (answer as HTMLElement).click();
       result.clicked += 1;

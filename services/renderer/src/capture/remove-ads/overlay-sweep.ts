@@ -42,9 +42,14 @@ export function sweepOverlaysInPage(limits: typeof OVERLAY_LIMITS, mayFloat?: El
   const body = document.body;
   if (!body || viewportArea === 0) return { removed: 0, unlocked: false };
 
-  // Read only when something floats: on a long page, laying out all of its text is not free.
+  // Laid out only for an element that holds enough text to be most of the page's: on a long page,
+  // all of its text is not free.
   let pageText: number | undefined;
   const pageTextLength = () => (pageText ??= body.innerText.length);
+  const holdsMostOfTheText = (element: HTMLElement) => {
+    const length = element.innerText.length;
+    return length >= limits.minPageTextForShare * limits.maxTextShare && pageTextLength() >= limits.minPageTextForShare && length >= pageTextLength() * limits.maxTextShare;
+  };
   const protectedSelector = 'main, [role="main"], nav, [role="navigation"]';
   const dialogSelector = '[role="dialog"], [role="alertdialog"], [aria-modal="true"]';
 
@@ -70,10 +75,7 @@ export function sweepOverlaysInPage(limits: typeof OVERLAY_LIMITS, mayFloat?: El
     return { element, zIndex: Number.isNaN(zIndex) ? 0 : zIndex, share, top: rect.top, fixed: style.position === 'fixed', topLayer };
   };
 
-  const holdsThePage = (element: HTMLElement) =>
-    element.matches(protectedSelector) ||
-    element.querySelector(protectedSelector) !== null ||
-    (pageTextLength() >= limits.minPageTextForShare && element.innerText.length >= pageTextLength() * limits.maxTextShare);
+  const holdsThePage = (element: HTMLElement) => element.matches(protectedSelector) || element.querySelector(protectedSelector) !== null || holdsMostOfTheText(element);
 
   // Outermost floating elements only: what is inside an overlay goes with it. An app shell that
   // holds the page is looked into: a modal may float inside it.
