@@ -117,9 +117,10 @@ test: install test-deps ## Type-check, then run the whole mocha suite (real Chro
 	node_modules/.bin/tsc --noEmit -p tsconfig.json
 	test/cluster/with-test-servers.sh node_modules/.bin/mocha $(TEST_FILES)
 
-bench: install ## Print latency and throughput against the isolated and warm floors, the corpus table, then cache hit vs miss latency
+bench: install $(DOC_CORPUS) ## Print latency and throughput against the isolated and warm floors, the corpus table, long pages against a bare capture at load, then cache hit vs miss latency
 	node bench/capture.bench.ts
 	node bench/corpus.bench.ts
+	node bench/big-pages.bench.ts
 	node bench/cache.bench.ts
 
 bench-soak: install ## 2000 captures (SOAK_CAPTURES), printing service RSS and heap, Chromium RSS and PSS, and temp files along the way and after each recycle

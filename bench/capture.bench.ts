@@ -63,7 +63,7 @@ interface Subject {
 }
 
 function floorSubject(name: string, floor: FloorProcess): Subject {
-  return { name, pid: floor.pid, capture: (worker) => floor.capture(shot, worker), block: (count, concurrency) => floor.block(count, concurrency, shot), close: () => floor.close() };
+  return { name, pid: floor.pid, capture: async (worker) => (await floor.capture(shot, worker)).ms, block: (count, concurrency) => floor.block(count, concurrency, shot), close: () => floor.close() };
 }
 
 /** A service process's /screenshot (or /api/screenshot with `key`), POSTed `body` with the page's URL. */
@@ -170,8 +170,8 @@ async function measureWithGaps(subjects: Subject[], figures: Map<Subject, Figure
 
 console.log(`Viewfinder capture bench: ${SAMPLES} samples per figure, page ${pageUrl}, profile standard, RENDER_CONCURRENCY=${SERVICE_ENV.RENDER_CONCURRENCY}, ${os.availableParallelism()} CPUs`);
 console.log('The service in its own process as `make run` starts it, each floor bare puppeteer in its own process; interleaved: ratios are what to compare.\n');
-const isolated = floorSubject('isolated floor (fresh context)', await startFloorProcess('isolated'));
-const warm = floorSubject('warm floor (page reused)', await startFloorProcess('warm', { workers: Math.max(...CONCURRENCIES) }));
+const isolated = floorSubject('isolated floor (fresh context)', await startFloorProcess({ mode: 'isolated' }));
+const warm = floorSubject('warm floor (page reused)', await startFloorProcess({ mode: 'warm', workers: Math.max(...CONCURRENCIES) }));
 const selfHosted = await startSelfHosted();
 const serviceDefaults = serviceSubject('service, default options', selfHosted, {});
 const service = serviceSubject('service, removeAds:false', selfHosted, { removeAds: false });

@@ -1,12 +1,19 @@
 import { expect } from 'chai';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { mayFloatInPage } from '../../../services/renderer/src/capture/remove-ads/floating-elements.ts';
 import { sweepOverlays } from '../../../services/renderer/src/capture/remove-ads/overlay-sweep.ts';
+import { PROBE_OPTIONS } from '../../../services/renderer/src/capture/prepare-page.ts';
+import { installReadinessProbe } from '../../../services/renderer/src/capture/readiness-probe.ts';
 import { PROFILES } from '../../../services/renderer/src/capture/profiles.ts';
 import { chromiumLaunchOptions } from '../../../services/renderer/src/pool.ts';
 import { testConfig } from '../../support/harness.ts';
 
-/** The generic pass on its own, on pages set up to sit on each side of its rules (1280x720 viewport). */
-describe('removeAds generic pass: overlays and scroll locks', function () {
+/**
+ * The generic pass on its own, on pages set up to sit on each side of its rules (1280x720 viewport):
+ * looking at every element, and (with the readiness probe in the page, as in a capture) at the
+ * elements the style sheets say may float (floating-elements.ts), which must come to the same.
+ */
+for (const looksAt of ['every element', 'the elements that may float'] as const) describe(`removeAds generic pass: overlays and scroll locks (looking at ${looksAt})`, function () {
   this.timeout(30_000);
   let browser: Browser;
   let page: Page;
@@ -15,8 +22,17 @@ describe('removeAds generic pass: overlays and scroll locks', function () {
     browser = await puppeteer.launch(chromiumLaunchOptions(testConfig().renderer));
     page = await browser.newPage();
     await page.setViewport(PROFILES.standard.viewport);
+    if (looksAt === 'the elements that may float') {
+      await page.evaluateOnNewDocument(installReadinessProbe, PROBE_OPTIONS);
+      await page.goto('about:blank');
+    }
   });
   after(() => browser?.close());
+
+  it(`looks at ${looksAt}`, async () => {
+    await page.setContent('<p>text</p>');
+    expect(await page.evaluate(mayFloatInPage)).to.satisfy((mayFloat: unknown) => (looksAt === 'every element' ? mayFloat === undefined : Array.isArray(mayFloat)));
+  });
 
   async function sweep(body: string, style = ''): Promise<{ removed: number; unlocked: boolean; left: string[] }> {
     await page.setContent(`<!doctype html><html><head><style>body{margin:0;height:2000px}${style}</style></head><body>${body}</body></html>`);

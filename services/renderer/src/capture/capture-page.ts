@@ -37,10 +37,27 @@ export interface PageCleaner {
   beforeNavigation(page: Page, removeAds: boolean): Promise<void>;
   /** Resolves once what it started by itself while the page loaded (the first cosmetic pass) is done. */
   settled(page: Page): Promise<void>;
-  /** Every pass: consent rules, cosmetic filters, notices, overlays. True when it changed the page. */
-  beforeScreenshot(page: Page): Promise<boolean>;
+  /**
+   * Every pass: consent rules, cosmetic filters, notices, overlays. True when it changed the page.
+   * `area`: what of the page the picture shows (all of it when absent).
+   */
+  beforeScreenshot(page: Page, area?: PictureArea): Promise<boolean>;
   /** The passes that cost little (cosmetic filters, notices, overlays), for what appeared since. */
   sweepAgain(page: Page): Promise<boolean>;
+}
+
+/** What of the page a picture shows, in CSS pixels. */
+export interface PictureArea {
+  /** The area starts at the top of the viewport (a viewport capture), else at the top of the document (a full page). */
+  fromViewportTop: boolean;
+  height: number;
+}
+
+/** The area `request`'s picture shows; undefined for an element (anywhere on the page) and a PDF (all of it). */
+function pictureArea(request: CaptureRequest, profile: Profile, limits: CaptureLimits): PictureArea | undefined {
+  if (request.selector !== undefined || request.format === 'pdf') return undefined;
+  if (!request.fullPage) return { fromViewportTop: true, height: profile.viewport.height };
+  return { fromViewportTop: false, height: Math.floor(limits.fullPageMaxHeight / profile.viewport.deviceScaleFactor) };
 }
 
 /** Shortest cap the hints may set: even a page that was always instant gets this long. */
@@ -85,7 +102,7 @@ export async function capturePage(
     const waitMs = Math.round(performance.now() - waitStarted);
     signal?.throwIfAborted();
 
-    if (request.removeAds) await cleaner?.beforeScreenshot(page);
+    if (request.removeAds) await cleaner?.beforeScreenshot(page, pictureArea(request, profile, limits));
     if (request.hideSelectors) await hideElements(page, request.hideSelectors);
     if (request.freezeMotion) await settleFrozenMotion(page);
     if (request.format === 'pdf') return pdfResult(await printPdf(page, request.pdf, limits.pdfMaxPages), waitMs);
@@ -156,7 +173,8 @@ async function earlyPicture(
   // (its changes are DOM changes after cleaningStarted) as well as by its own answer.
   const picture = request.hideSelectors === undefined ? screenshot(page, profile, request, limits.fullPageMaxHeight) : undefined;
   picture?.catch(() => undefined);
-  const cleaned = (request.removeAds && (await cleaner?.beforeScreenshot(page))) || request.hideSelectors !== undefined;
+  const area = pictureArea(request, profile, limits);
+  const cleaned = (request.removeAds && (await cleaner?.beforeScreenshot(page, area))) || request.hideSelectors !== undefined;
   if (request.hideSelectors) await hideElements(page, request.hideSelectors);
   if (!cleaned && picture) {
     const { image } = await picture;
@@ -174,7 +192,7 @@ async function earlyPicture(
     await smartWait(page, network, limits.smartWait, deadline, false);
   }
   signal?.throwIfAborted();
-  if (request.removeAds) await (cleaned ? cleaner?.sweepAgain(page) : cleaner?.beforeScreenshot(page));
+  if (request.removeAds) await (cleaned ? cleaner?.sweepAgain(page) : cleaner?.beforeScreenshot(page, area));
   if (request.hideSelectors) await hideElements(page, request.hideSelectors);
   const requested = performance.now();
   const { image } = await screenshot(page, profile, request, limits.fullPageMaxHeight);

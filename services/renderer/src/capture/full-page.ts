@@ -15,9 +15,9 @@ export function documentHeight(page: Page): Promise<number> {
  * the top. Bounded by `deadline` (performance.now() clock).
  *
  * Scrolling costs a smart wait per viewport, so it happens only where it can change something: a
- * page none of whose scripts watch scrolling (readiness-probe.ts counts them) gets its native lazy
- * images and iframes loaded at once instead, which is the same picture, and the smart wait that
- * follows waits for them.
+ * page where scrolling sets nothing off (readiness-probe.ts follows what watches it) gets its native
+ * lazy images and iframes loaded at once instead, which is the same picture, and the smart wait
+ * that follows waits for them.
  */
 export async function revealLazyContent(
   page: Page,
@@ -48,10 +48,15 @@ export async function revealLazyContent(
   }
 }
 
-/** True when some script reacts to scrolling; otherwise makes native lazy images and iframes eager. */
+/**
+ * True when scrolling could set something off (readiness-probe.ts: a scroll or wheel listener, an
+ * observed element below the fold, any reaction at all in a frame); otherwise makes native lazy
+ * images and iframes eager. Node's fs.html observes only its sticky header, in view at the top:
+ * scrolling its 16,384 px, one smart wait per viewport, took longer than its picture.
+ */
 function loadLazyContentUnlessScrollMatters(page: Page): Promise<boolean> {
   return page.evaluate(() => {
-    const probe = (window as unknown as Record<string, { scrollReactions(): number } | undefined>)['__viewfinderReadiness'];
+    const probe = (window as unknown as Record<string, { revealedByScrolling(): boolean } | undefined>)['__viewfinderReadiness'];
     const framesReact = Array.from(document.querySelectorAll('iframe')).some((iframe) => {
       try {
         // A cross-origin frame cannot be read, so it might react.
@@ -61,7 +66,7 @@ function loadLazyContentUnlessScrollMatters(page: Page): Promise<boolean> {
         return true;
       }
     });
-    if (!probe || probe.scrollReactions() > 0 || framesReact) return true;
+    if (!probe || probe.revealedByScrolling() || framesReact) return true;
     for (const element of Array.from(document.querySelectorAll<HTMLImageElement | HTMLIFrameElement>('img[loading="lazy"], iframe[loading="lazy"]'))) element.loading = 'eager';
     return false;
   });

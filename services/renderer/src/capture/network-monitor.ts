@@ -3,6 +3,16 @@ import type { HTTPRequest, Page } from 'puppeteer-core';
 /** Request types that stay open by design and say nothing about whether the page is complete. */
 const STREAMING_TYPES = new Set(['eventsource', 'websocket']);
 
+/**
+ * The browser's own fetch of the page's icon (/favicon.ico, or what a <link rel="icon"> names): no
+ * script and no parser asked for it, it is no navigation, and nothing of it is drawn in a capture.
+ * It comes after the load event, often while the page is being cleaned or pictured, so counting it
+ * made a page look busy that was not (an early picture thrown away, a smart wait looped once more).
+ */
+export function isIconFetch(request: HTTPRequest): boolean {
+  return request.resourceType() === 'other' && request.initiator()?.type === 'other' && !request.isNavigationRequest();
+}
+
 export interface NetworkMonitorOptions {
   /** A request open longer than this is treated as long-polling and no longer waited for. */
   longRequestMs: number;
@@ -10,7 +20,7 @@ export interface NetworkMonitorOptions {
 
 /**
  * Counts a page's requests in flight, from before navigation until `stop()`. The network is quiet
- * when nothing is in flight but streams and long-polls.
+ * when nothing is in flight but streams and long-polls. The page's icon is not the page's request.
  */
 export class NetworkMonitor {
   readonly #page: Page;
@@ -73,12 +83,14 @@ export class NetworkMonitor {
   }
 
   readonly #onStart = (request: HTTPRequest) => {
+    if (isIconFetch(request)) return;
     this.#lastActivity = performance.now();
     if (STREAMING_TYPES.has(request.resourceType())) return;
     this.#inFlight.set(request, this.#lastActivity);
   };
 
   readonly #onEnd = (request: HTTPRequest) => {
+    if (isIconFetch(request)) return;
     this.#lastActivity = performance.now();
     if (this.#inFlight.delete(request)) this.#wake();
   };

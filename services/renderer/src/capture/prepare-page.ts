@@ -1,8 +1,8 @@
 import type { Page } from 'puppeteer-core';
 import { PROFILES, type Profile } from './profiles.ts';
-import { installReadinessProbe, type ProbeOptions } from './readiness-probe.ts';
+import { installReadinessProbe, OWN_NODE_ATTRIBUTE, type ProbeOptions } from './readiness-probe.ts';
 
-export const PROBE_OPTIONS: ProbeOptions = { timerHorizonMs: 3000, maxTimerChainDepth: 3 };
+export const PROBE_OPTIONS: ProbeOptions = { timerHorizonMs: 3000, maxTimerChainDepth: 3, ownNodeAttribute: OWN_NODE_ATTRIBUTE };
 
 /** The profile each page currently emulates, so that a page already at the right one is not reset. */
 const emulatedProfiles = new WeakMap<Page, Profile>();

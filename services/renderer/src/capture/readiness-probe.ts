@@ -11,7 +11,8 @@
  * Network quiet is checked from outside the page (network-monitor.ts).
  * The probe also counts what reacts to scrolling (IntersectionObserver targets, scroll and wheel
  * listeners), so that a full-page capture scrolls through only the pages where scrolling can
- * change something (full-page.ts).
+ * change something (full-page.ts), and keeps the elements given a shadow root from script and those
+ * whose resource failed to load.
  */
 
 export interface ProbeOptions {
@@ -19,7 +20,16 @@ export interface ProbeOptions {
   timerHorizonMs: number;
   /** A timer scheduled from a timer callback this many levels deep is a loop (carousel, poller). */
   maxTimerChainDepth: number;
+  /** OWN_NODE_ATTRIBUTE. */
+  ownNodeAttribute: string;
 }
+
+/**
+ * Marks an element that Viewfinder itself puts in a page, whose changes are not the page's own: the
+ * probe does not count them, and whoever adds one answers for whether it changed the picture (the
+ * consent handling's hiding style, consent.ts).
+ */
+export const OWN_NODE_ATTRIBUTE = 'data-viewfinder-own';
 
 export interface CalmOptions {
   calmFrames: number;
@@ -83,23 +93,76 @@ export function installReadinessProbe(options: ProbeOptions): void {
   window.setTimeout = trackedSetTimeout as typeof window.setTimeout;
   window.clearTimeout = trackedClearTimeout as typeof window.clearTimeout;
 
-  // Whatever scrolling could set off: intersection observers and scroll listeners.
+  // Whatever scrolling could set off: intersection observers and scroll listeners. The elements
+  // observed against the viewport are kept, with the margin their observer adds to its bottom.
   let scrollReactions = 0;
-  const countScrollReactions = <T extends (...args: never[]) => unknown>(native: T, name: string, counts: (...args: Parameters<T>) => boolean): T => {
+  let scrollListeners = 0;
+  const observedInViewport: { target: WeakRef<Element>; rootMargin: string }[] = [];
+  const countScrollReactions = <T extends (...args: never[]) => unknown>(native: T, name: string, counts: (self: unknown, ...args: Parameters<T>) => boolean): T => {
     const wrapped = function (this: unknown, ...args: Parameters<T>) {
-      if (counts(...args)) scrollReactions += 1;
+      if (counts(this, ...args)) scrollReactions += 1;
       return native.apply(this, args);
     };
     Object.defineProperty(wrapped, 'toString', { value: () => `function ${name}() { [native code] }` });
     return wrapped as unknown as T;
   };
-  IntersectionObserver.prototype.observe = countScrollReactions(IntersectionObserver.prototype.observe, 'observe', () => true);
-  EventTarget.prototype.addEventListener = countScrollReactions(EventTarget.prototype.addEventListener, 'addEventListener', (type) => type === 'scroll' || type === 'wheel');
+  IntersectionObserver.prototype.observe = countScrollReactions(IntersectionObserver.prototype.observe, 'observe', (self, target) => {
+    const observer = self as IntersectionObserver;
+    // An element root's view does not move when the page scrolls; the viewport's (a null or document root) does.
+    if (observer.root === null || observer.root instanceof Document) observedInViewport.push({ target: new WeakRef(target), rootMargin: observer.rootMargin });
+    return true;
+  });
+  EventTarget.prototype.addEventListener = countScrollReactions(EventTarget.prototype.addEventListener, 'addEventListener', (_self, type) => {
+    const scrolling = type === 'scroll' || type === 'wheel';
+    if (scrolling) scrollListeners += 1;
+    return scrolling;
+  });
+  /** The bottom of an observer's root in the viewport: its height, moved by the bottom of rootMargin (px, or % of the height). */
+  const rootBottom = (rootMargin: string) => {
+    const parts = rootMargin.trim().split(/\s+/);
+    const bottom = parts[2] ?? parts[0] ?? '0px';
+    return innerHeight + (bottom.endsWith('%') ? (innerHeight * Number.parseFloat(bottom)) / 100 : Number.parseFloat(bottom) || 0);
+  };
+  /**
+   * Whether scrolling down could set something off: a scroll or wheel listener (anything may
+   * follow), or an element observed against the viewport that reaches below its observer's root,
+   * which scrolling would show more of. An observed element wholly in view, such as a sticky header
+   * whose observer pins it, can only leave the view, and is back in it once the page is at the top.
+   */
+  const revealedByScrolling = () =>
+    scrollListeners > 0 ||
+    Boolean(window.onscroll || document.onscroll || window.onwheel) ||
+    observedInViewport.some(({ target, rootMargin }) => {
+      const element = target.deref();
+      return element !== undefined && element.isConnected && element.getBoundingClientRect().bottom > rootBottom(rootMargin);
+    });
+
+  // Every element given a shadow root from script, closed ones too, which nothing outside can find:
+  // a style inside one (:host) can make its host float over the page (remove-ads/floating-elements.ts).
+  const shadowHosts: WeakRef<Element>[] = [];
+  const nativeAttachShadow = Element.prototype.attachShadow;
+  const trackedAttachShadow = function (this: Element, init: ShadowRootInit): ShadowRoot {
+    const root = nativeAttachShadow.call(this, init);
+    shadowHosts.push(new WeakRef(this));
+    return root;
+  };
+  Object.defineProperty(trackedAttachShadow, 'toString', { value: () => 'function attachShadow() { [native code] }' });
+  Element.prototype.attachShadow = trackedAttachShadow;
+
+  // Elements whose resource failed to load: such a style sheet applies nothing, and when it is
+  // another origin's, nothing else can tell (remove-ads/floating-elements.ts).
+  const failedLoads = new WeakSet<EventTarget>();
+  window.addEventListener('error', (event) => event.target instanceof Element && failedLoads.add(event.target), true);
 
   const touch = () => {
     lastChange = performance.now();
   };
-  new MutationObserver(touch).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  const ownNode = (node: Node) => (node instanceof Element ? node : node.parentElement)?.hasAttribute(options.ownNodeAttribute) === true;
+  const ownChange = (record: MutationRecord) =>
+    ownNode(record.target) || (record.type === 'childList' && [...Array.from(record.addedNodes), ...Array.from(record.removedNodes)].every(ownNode));
+  new MutationObserver((records) => {
+    if (!records.every(ownChange)) touch();
+  }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   try {
     new PerformanceObserver(touch).observe({ type: 'layout-shift', buffered: true });
   } catch {
@@ -112,6 +175,9 @@ export function installReadinessProbe(options: ProbeOptions): void {
       pendingTimers: () => pending.size,
       msSinceChange: () => performance.now() - lastChange,
       scrollReactions: () => scrollReactions + (window.onscroll || document.onscroll || window.onwheel ? 1 : 0),
+      revealedByScrolling,
+      shadowHosts: () => shadowHosts.flatMap((ref) => ref.deref() ?? []),
+      failedToLoad: (element: Element) => failedLoads.has(element),
       // For Viewfinder's own in-page scripts (the consent handler): their timers are not the page's work.
       nativeTimers: { setTimeout: nativeSetTimeout, clearTimeout: nativeClearTimeout },
     },

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { filterCompactRules, type Config, type IndexedCMPRuleset, type InitResponseMessage } from '@duckduckgo/autoconsent';
 import type { Page } from 'puppeteer-core';
+import type { PictureArea } from '../capture-page.ts';
+import { OWN_NODE_ATTRIBUTE } from '../readiness-probe.ts';
 import { NOTICE_TEXT } from './consent-words.ts';
 
 /**
@@ -62,11 +64,11 @@ export function loadConsentScripts(): ConsentScripts {
 
 export interface ConsentHandling {
   /**
-   * Runs autoconsent in every frame whose text speaks of cookies, consent or privacy, and waits
-   * until it has looked at the page and, where it found a banner, finished opting out.
-   * Resolves true when it clicked or hid something.
+   * Runs autoconsent in every frame whose text speaks of cookies, consent or privacy (in the main
+   * frame, where `area` shows it), and waits until it has looked at the page and, where it found a
+   * banner, finished opting out. Resolves true when it clicked or hid something.
    */
-  answer(page: Page, timeoutMs: number): Promise<boolean>;
+  answer(page: Page, timeoutMs: number, area?: PictureArea): Promise<boolean>;
 }
 
 /** Filtered rules are kept for this many (URL, frame kind) pairs; a pool sees the same pages again and again. */
@@ -86,18 +88,18 @@ export function createConsentHandling(scripts: ConsentScripts): ConsentHandling 
   const bridge = installBridge.toString();
 
   return {
-    async answer(page, timeoutMs) {
+    async answer(page, timeoutMs, area) {
       const mainFrame = page.mainFrame();
       const outcomes = await Promise.all(
         page.frames().map(async (frame) => {
           const url = frame.url();
           if (!/^https?:/.test(url)) return false;
           try {
-            if (!(await frame.evaluate(mayHoldNotice, NOTICE_TEXT))) return false;
+            if (!(await frame.evaluate(mayHoldNotice, NOTICE_TEXT, frame === mainFrame ? (area ?? null) : null))) return false;
             const init = rulesFor(url, frame === mainFrame);
             const source =
               `(function () {\n${prelude}\n` +
-              `const settled = (${bridge})(${init}, ${ATTEMPT_MARGIN_MS}, ${START_AFTER_LOAD_MS}, setTimeout, clearTimeout);\n` +
+              `const settled = (${bridge})(${init}, ${ATTEMPT_MARGIN_MS}, ${START_AFTER_LOAD_MS}, setTimeout, clearTimeout, ${JSON.stringify(OWN_NODE_ATTRIBUTE)});\n` +
               `if (!settled) return false;\n${scripts.bundle}\nreturn settled(${Number(timeoutMs)});\n})()`;
             return (await frame.evaluate(source)) === true;
           } catch {
@@ -130,12 +132,29 @@ function cachedRules(rules: IndexedCMPRuleset): (url: string, mainFrame: boolean
   };
 }
 
-/** Whether this frame's text (open shadow roots included) could be a consent notice's. Runs in the page. */
-function mayHoldNotice(noticeText: string): boolean {
+/**
+ * Whether this frame could show a consent notice in the picture: text about cookies, consent or
+ * privacy is shown in `area` (anywhere when null) outside the page's navigation, which a notice
+ * never is (the notice pass never takes navigation for one either), or the frame has an open shadow
+ * root, where a banner built as a web component keeps its text out of reach. On a long page, a
+ * word far below the picture (fs.html's "tracking resources", 128,000 px down) or in its menu (a
+ * link to "Asynchronous context tracking") no longer costs a run of autoconsent's rules over the
+ * whole DOM. Text nodes are read one by one, so a word split by markup is missed. Runs in the page.
+ */
+function mayHoldNotice(noticeText: string, area: PictureArea | null): boolean {
   const body = document.body;
   if (!body) return false;
-  if (new RegExp(noticeText, 'i').test(body.innerText)) return true;
-  // innerText leaves shadow trees out; a banner built as a web component puts its text there.
+  const words = new RegExp(noticeText, 'i');
+  // A full page's area is measured from the top of the document.
+  const offset = area && !area.fromViewportTop ? scrollY : 0;
+  const shown = (rect: DOMRect) => rect.width > 0 && rect.height > 0 && (!area || (rect.bottom + offset > 0 && rect.top + offset < area.height));
+  const range = document.createRange();
+  const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!words.test((node as Text).data) || node.parentElement?.closest('nav, [role="navigation"]')) continue;
+    range.selectNodeContents(node);
+    if (Array.from(range.getClientRects()).some(shown)) return true;
+  }
   return Array.from(body.querySelectorAll('*')).some((element) => element.shadowRoot !== null);
 }
 
@@ -152,9 +171,29 @@ function installBridge(
   startAfterLoadMs: number,
   setTimer: (callback: () => void, ms: number) => number,
   clearTimer: (id: number) => void,
+  ownNodeAttribute: string,
 ): ((timeoutMs: number) => Promise<boolean>) | undefined {
   const win = window as unknown as Record<string, unknown>;
   if (win.autoconsentSendMessage) return undefined;
+
+  // While it looks, autoconsent hides every banner its rules know with a style of its own (its
+  // prehide), which it finds by this id, fills, and removes when done. Made here and marked as
+  // Viewfinder's, it does not count as the page changing (the readiness probe skips it): on a page
+  // with none of those banners it changes nothing, and taking that for a change threw away the
+  // picture taken meanwhile. Where it does hide something shown, that counts as acting instead.
+  const prehide = document.createElement('style');
+  prehide.id = 'autoconsent-prehide';
+  prehide.setAttribute(ownNodeAttribute, '');
+  (document.head ?? document.documentElement).append(prehide);
+  const hidesShownElement = (rule: CSSRule) => {
+    if (!(rule instanceof CSSStyleRule)) return false;
+    try {
+      return Array.from(document.querySelectorAll(rule.selectorText)).some((element) => element.getClientRects().length > 0);
+    } catch {
+      return true; // a selector CSS takes and querySelectorAll does not: it may hide something
+    }
+  };
+  const prehideHidesShownElement = () => prehide.isConnected && prehide.sheet !== null && Array.from(prehide.sheet.cssRules).some(hidesShownElement);
 
   const TERMINAL = ['nothingDetected', 'optOutSucceeded', 'optOutFailed', 'optInSucceeded', 'optInFailed', 'done'];
   const state = { lifecycle: 'loading', prehideOn: false, attempts: 0, attemptDone: false, acted: false };
@@ -185,6 +224,8 @@ function installBridge(
       }
       case 'report': {
         const report = message.state ?? {};
+        // Sent before the style is removed: what it hid until now reappears.
+        if (state.prehideOn && report.prehideOn === false && prehideHidesShownElement()) state.acted = true;
         const attempts = Number(report.findCmpAttempts) || 0;
         if (attempts > state.attempts) {
           state.attempts = attempts;
@@ -212,7 +253,7 @@ function installBridge(
       const finish = () => {
         waiters.delete(check);
         clearTimer(timer);
-        resolve(state.acted);
+        resolve(state.acted || prehideHidesShownElement());
       };
       const check = () => {
         if (settled()) finish();

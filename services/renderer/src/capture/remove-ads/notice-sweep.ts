@@ -1,4 +1,5 @@
 import type { Page } from 'puppeteer-core';
+import { mayFloatInPage, withFloatingElements } from './floating-elements.ts';
 import { OVERLAY_LIMITS, sweepOverlaysInPage, type OverlaySweepResult } from './overlay-sweep.ts';
 import { ACCEPT_LABEL, ACKNOWLEDGE_LABEL, NOTICE_TEXT, REJECT_LABEL } from './consent-words.ts';
 
@@ -39,7 +40,7 @@ export interface NoticeSweepResult {
  * Resolves to how many were clicked and hidden; call hideNoticesLeft once the clicked ones' closing transitions ran.
  */
 export function answerNotices(page: Page): Promise<NoticeSweepResult> {
-  return page.evaluate(noticesInPage, NOTICE_LIMITS, WORDS, 'answer' as const);
+  return page.evaluate(withFloatingElements(noticesInPage, NOTICE_LIMITS, WORDS, 'answer')) as Promise<NoticeSweepResult>;
 }
 
 export interface NoticesThenOverlays {
@@ -48,10 +49,14 @@ export interface NoticesThenOverlays {
   swept?: OverlaySweepResult;
 }
 
-/** answerNotices and, when it clicked nothing, sweepOverlays in the same evaluation: one round trip for most pages. */
+/**
+ * answerNotices and, when it clicked nothing, sweepOverlays in the same evaluation: one round trip
+ * for most pages, and one look at which elements may float for both.
+ */
 const NOTICES_THEN_OVERLAYS = `(() => {
-  const notices = (${noticesInPage})(${JSON.stringify(NOTICE_LIMITS)}, ${JSON.stringify(WORDS)}, 'answer');
-  return notices.clicked > 0 ? { notices } : { notices, swept: (${sweepOverlaysInPage})(${JSON.stringify(OVERLAY_LIMITS)}) };
+  const mayFloat = (${mayFloatInPage})();
+  const notices = (${noticesInPage})(${JSON.stringify(NOTICE_LIMITS)}, ${JSON.stringify(WORDS)}, 'answer', mayFloat);
+  return notices.clicked > 0 ? { notices } : { notices, swept: (${sweepOverlaysInPage})(${JSON.stringify(OVERLAY_LIMITS)}, mayFloat) };
 })()`;
 
 export function answerNoticesThenSweep(page: Page): Promise<NoticesThenOverlays> {
@@ -60,11 +65,11 @@ export function answerNoticesThenSweep(page: Page): Promise<NoticesThenOverlays>
 
 /** Hides every notice still shown: what was only-accept, or did not close when clicked. */
 export function hideNoticesLeft(page: Page): Promise<number> {
-  return page.evaluate(noticesInPage, NOTICE_LIMITS, WORDS, 'hide' as const).then((result) => result.hidden);
+  return (page.evaluate(withFloatingElements(noticesInPage, NOTICE_LIMITS, WORDS, 'hide')) as Promise<NoticeSweepResult>).then((result) => result.hidden);
 }
 
-/** Self-contained: it is serialized into the page. */
-function noticesInPage(limits: typeof NOTICE_LIMITS, words: typeof WORDS, mode: 'answer' | 'hide'): NoticeSweepResult {
+/** `mayFloat` (floating-elements.ts), in document order, spares it asking every element. Self-contained: it is serialized into the page. */
+function noticesInPage(limits: typeof NOTICE_LIMITS, words: typeof WORDS, mode: 'answer' | 'hide', mayFloat?: Element[]): NoticeSweepResult {
   const result: NoticeSweepResult = { clicked: 0, hidden: 0 };
   const body = document.body;
   if (!body || window.innerHeight === 0) return result;
@@ -92,9 +97,16 @@ function noticesInPage(limits: typeof NOTICE_LIMITS, words: typeof WORDS, mode: 
     return found;
   };
 
-  const pageText = body.innerText.length;
-  // Nothing on the page speaks of cookies, consent or privacy, and no shadow tree could: no notice.
-  if (!noticeText.test(body.innerText) && !Array.from(body.querySelectorAll('*')).some((element) => element.shadowRoot)) return result;
+  // Laid out once, and only when needed: on a long page, all of its text is not free.
+  let pageText: number | undefined;
+  const pageTextLength = () => (pageText ??= body.innerText.length);
+  if (!mayFloat) {
+    // Before a walk over every element: nothing on the page speaks of cookies, consent or privacy,
+    // and no shadow tree could, so no notice. (Each candidate's own text is checked below anyway.)
+    const bodyText = body.innerText;
+    pageText = bodyText.length;
+    if (!noticeText.test(bodyText) && !Array.from(body.querySelectorAll('*')).some((element) => element.shadowRoot)) return result;
+  }
 
   const visible = (element: Element) => {
     const style = getComputedStyle(element);
@@ -106,22 +118,36 @@ function noticesInPage(limits: typeof NOTICE_LIMITS, words: typeof WORDS, mode: 
   // Outermost fixed or sticky elements near the top or bottom edge of the viewport.
   const candidates = new Set<Element>();
   const edge = window.innerHeight * limits.edgeShare;
+  /** Shown, fixed or sticky, in the viewport and near its top or bottom edge. */
+  const floatsAtAnEdge = (element: Element, style: CSSStyleDeclaration) => {
+    if (style.position !== 'fixed' && style.position !== 'sticky') return false;
+    const rect = element.getBoundingClientRect();
+    const nearEdge = rect.top <= edge || rect.bottom >= window.innerHeight - edge;
+    return rect.width > 0 && rect.height > 0 && rect.bottom > 0 && rect.top < window.innerHeight && nearEdge;
+  };
   const walk = (node: Element | ShadowRoot) => {
     for (const element of children(node)) {
       const style = getComputedStyle(element);
       if (style.display === 'none') continue;
-      if (style.position === 'fixed' || style.position === 'sticky') {
-        const rect = element.getBoundingClientRect();
-        const nearEdge = rect.top <= edge || rect.bottom >= window.innerHeight - edge;
-        if (rect.width > 0 && rect.height > 0 && rect.bottom > 0 && rect.top < window.innerHeight && nearEdge) {
-          candidates.add(element);
-          continue;
-        }
+      if (floatsAtAnEdge(element, style)) {
+        candidates.add(element);
+        continue;
       }
       walk(element);
     }
   };
-  walk(body);
+  if (mayFloat) {
+    // The same elements the walk finds: the outermost of those that float at an edge (an element
+    // inside a hidden one has no box), and in open shadow roots, which are walked as before.
+    const inCandidate = (element: Element) => Array.from(candidates).some((candidate) => candidate.contains(element));
+    for (const element of mayFloat) {
+      if (element === body || !body.contains(element) || inCandidate(element)) continue;
+      if (floatsAtAnEdge(element, getComputedStyle(element))) candidates.add(element);
+      else if (element.shadowRoot) walk(element.shadowRoot);
+    }
+  } else {
+    walk(body);
+  }
   // And banners in the flow: the first and the last element of <body> that shows.
   const shown = Array.from(body.children).filter(
     (element) => !['SCRIPT', 'STYLE', 'LINK', 'NOSCRIPT', 'TEMPLATE'].includes(element.tagName) && visible(element),
@@ -151,7 +177,10 @@ function noticesInPage(limits: typeof NOTICE_LIMITS, words: typeof WORDS, mode: 
     if (element.matches('main, [role="main"], nav, [role="navigation"], article') || element.querySelector('main, [role="main"], article')) continue;
     const text = textOf(element);
     if (text.length > limits.maxTextLength || !noticeText.test(text)) continue;
-    if (pageText >= limits.minPageTextForShare && text.length >= pageText * limits.maxTextShare) continue;
+    // Holds most of the page's text (the page's text is needed only for a candidate with enough of its own).
+    const mostOfThePage =
+      text.length >= limits.minPageTextForShare * limits.maxTextShare && pageTextLength() >= limits.minPageTextForShare && text.length >= pageTextLength() * limits.maxTextShare;
+    if (mostOfThePage) continue;
 
     const controls = deepQuery(element, 'button, [role="button"], input[type="button"], input[type="submit"], a').filter((control) => visible(control));
     const kinds = { reject: [] as Element[], acknowledge: [] as Element[], accept: [] as Element[] };
@@ -165,6 +194,8 @@ function noticesInPage(limits: typeof NOTICE_LIMITS, words: typeof WORDS, mode: 
     // A box about privacy with nothing to answer is not a notice.
     if (kinds.reject.length + kinds.acknowledge.length + kinds.accept.length === 0) continue;
     const answer = kinds.reject.find(clickable) ?? kinds.acknowledge.find(clickable);
+    // The page's text as it was before this pass changed anything, for the candidates after this one.
+    pageTextLength();
     if (mode === 'answer' && answer) {
       (answer as HTMLElement).click();
       result.clicked += 1;

@@ -1,4 +1,5 @@
 import type { Page } from 'puppeteer-core';
+import { withFloatingElements } from './floating-elements.ts';
 
 /*
  * The generic pass, for what the filter lists and the consent rules left: newsletter modals,
@@ -25,7 +26,7 @@ export const OVERLAY_LIMITS = {
 } as const;
 
 export function sweepOverlays(page: Page): Promise<OverlaySweepResult> {
-  return page.evaluate(sweepOverlaysInPage, OVERLAY_LIMITS);
+  return page.evaluate(withFloatingElements(sweepOverlaysInPage, OVERLAY_LIMITS)) as Promise<OverlaySweepResult>;
 }
 
 /**
@@ -33,14 +34,22 @@ export function sweepOverlays(page: Page): Promise<OverlaySweepResult> {
  * share of the viewport, dialogs (role=dialog, aria-modal, a modal <dialog>), and whatever floats
  * above a full-screen backdrop without being pinned to the top edge like a header. Never an element
  * that holds the page's main content or navigation. Then lifts `overflow: hidden` from html and body.
+ * `mayFloat` (floating-elements.ts), in document order, spares it asking every element.
  * Self-contained: it is serialized into the page.
  */
-export function sweepOverlaysInPage(limits: typeof OVERLAY_LIMITS): OverlaySweepResult {
+export function sweepOverlaysInPage(limits: typeof OVERLAY_LIMITS, mayFloat?: Element[]): OverlaySweepResult {
   const viewportArea = window.innerWidth * window.innerHeight;
   const body = document.body;
   if (!body || viewportArea === 0) return { removed: 0, unlocked: false };
 
-  const pageText = body.innerText.length;
+  // Laid out only for an element that holds enough text to be most of the page's: on a long page,
+  // all of its text is not free.
+  let pageText: number | undefined;
+  const pageTextLength = () => (pageText ??= body.innerText.length);
+  const holdsMostOfTheText = (element: HTMLElement) => {
+    const length = element.innerText.length;
+    return length >= limits.minPageTextForShare * limits.maxTextShare && pageTextLength() >= limits.minPageTextForShare && length >= pageTextLength() * limits.maxTextShare;
+  };
   const protectedSelector = 'main, [role="main"], nav, [role="navigation"]';
   const dialogSelector = '[role="dialog"], [role="alertdialog"], [aria-modal="true"]';
 
@@ -66,21 +75,26 @@ export function sweepOverlaysInPage(limits: typeof OVERLAY_LIMITS): OverlaySweep
     return { element, zIndex: Number.isNaN(zIndex) ? 0 : zIndex, share, top: rect.top, fixed: style.position === 'fixed', topLayer };
   };
 
-  const holdsThePage = (element: HTMLElement) =>
-    element.matches(protectedSelector) ||
-    element.querySelector(protectedSelector) !== null ||
-    (pageText >= limits.minPageTextForShare && element.innerText.length >= pageText * limits.maxTextShare);
+  const holdsThePage = (element: HTMLElement) => element.matches(protectedSelector) || element.querySelector(protectedSelector) !== null || holdsMostOfTheText(element);
 
-  // Outermost floating elements only: what is inside an overlay goes with it.
+  // Outermost floating elements only: what is inside an overlay goes with it. An app shell that
+  // holds the page is looked into: a modal may float inside it.
   const floating: Floating[] = [];
-  const walker = document.createTreeWalker(body, NodeFilter.SHOW_ELEMENT, (node) => {
-    const found = describe(node as HTMLElement);
-    // An app shell that holds the page is walked into: a modal may float inside it.
-    if (!found || found.share === 0 || holdsThePage(found.element)) return NodeFilter.FILTER_SKIP;
+  const take = (element: HTMLElement): boolean => {
+    const found = describe(element);
+    if (!found || found.share === 0 || holdsThePage(found.element)) return false;
     floating.push(found);
-    return NodeFilter.FILTER_REJECT;
-  });
-  while (walker.nextNode());
+    return true;
+  };
+  if (mayFloat) {
+    for (const element of mayFloat) {
+      if (element === body || !body.contains(element) || floating.some((item) => item.element.contains(element))) continue;
+      take(element as HTMLElement);
+    }
+  } else {
+    const walker = document.createTreeWalker(body, NodeFilter.SHOW_ELEMENT, (node) => (take(node as HTMLElement) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP));
+    while (walker.nextNode());
+  }
 
   const high = (item: Floating) => item.topLayer || item.zIndex >= limits.minZIndex;
   const overlays = floating.filter(

@@ -100,12 +100,12 @@ export async function createPageCleaner(options: PageCleanerOptions, logger: Log
       await sessions.get(page)?.settled();
     },
 
-    beforeScreenshot: (page) =>
+    beforeScreenshot: (page, area) =>
       cleaning(async () => {
         // The cosmetic filters and the notice passes look at different elements, so they run side by side;
         // the notices wait for autoconsent, which answers the banners it knows first.
         const [[consentActed, swept], adsHidden] = await Promise.all([
-          consent.answer(page, CONSENT_SETTLE_MAX_MS).then(async (acted) => [acted, await sweep(page, acted)] as const),
+          consent.answer(page, CONSENT_SETTLE_MAX_MS, area).then(async (acted) => [acted, await sweep(page, acted)] as const),
           sessions.get(page)?.hideAds() ?? false,
         ]);
         return consentActed || adsHidden || swept;
