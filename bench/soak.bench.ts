@@ -191,6 +191,8 @@ let done = 0;
 let sent = 0;
 let recycles = 0;
 let warmingUp = true;
+/** The service's RSS right after each capture, for medians over a window: one reading moves with V8's young generation. */
+const rssAfter: number[] = [];
 const browsersSeen = new Set<number>();
 const noteBrowsers = () => {
   const fresh = browserPids(servicePid).filter((pid) => !browsersSeen.has(pid));
@@ -203,8 +205,9 @@ const capture = async () => {
   await response.arrayBuffer();
   statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
   done += 1;
-  // A browser the service had not run before is a recycle (or a crash's replacement; the totals follow at the end).
   if (warmingUp) return void noteBrowsers();
+  rssAfter[done] = rssOf(servicePid);
+  // A browser the service had not run before is a recycle (or a crash's replacement; the totals follow at the end).
   if (noteBrowsers() > 0) {
     recycles += 1;
     await report(`after recycle ${recycles}`);
@@ -215,8 +218,8 @@ const capture = async () => {
 console.log(`Viewfinder soak: ${CAPTURES} captures at concurrency ${CONCURRENCY}, pool of ${config.renderer.concurrency}, recycle after ${config.renderer.recycleAfterCaptures}`);
 console.log(`service: ${path.relative(process.cwd(), API_MAIN)}, pid ${servicePid}, self-hosted, DATA_DIR ${dataDir}`);
 console.log(`renderer temp root: ${config.renderer.tempRoot}; the service's TMPDIR: ${serviceTmp}`);
-// The service's young generation is capped where it is deployed (Dockerfile, Makefile); the figures hold only with the same cap.
-console.log(`Node ${process.version}, the service's NODE_OPTIONS: ${nodeOptions || 'none'}\n`);
+// The service's young generation and glibc's mmap threshold are set where it is deployed (Dockerfile, Makefile); the figures hold only with the same settings.
+console.log(`Node ${process.version}, the service's NODE_OPTIONS: ${nodeOptions || 'none'}, MALLOC_MMAP_THRESHOLD_: ${process.env.MALLOC_MMAP_THRESHOLD_ ?? "none (glibc's dynamic threshold)"}\n`);
 noteBrowsers();
 await runConcurrently(3, 1, capture);
 warmingUp = false;
@@ -250,6 +253,16 @@ if (baseline && end) {
   console.log(
     `service RSS from capture ${baseline.captures} to ${end.captures}: ${fmt(baseline.serviceRss / MIB)} -> ${fmt(end.serviceRss / MIB)} MiB, ` +
       `${growth >= 0 ? '+' : ''}${fmt(growth * 100)}% (target <= +10%)`,
+  );
+}
+// V8 resizes its young generation (up to 32 MiB) and releases heap pages at will, so one reading may land
+// 20 MiB off the level around it; the median of a hundred readings does not.
+const window = (from: number, to: number) => median(rssAfter.slice(Math.max(1, from), to + 1).filter((rss) => rss > 0));
+if (CAPTURES >= BASELINE_CAPTURE + 100) {
+  const [first, last] = [window(BASELINE_CAPTURE - 50, BASELINE_CAPTURE + 50), window(CAPTURES - 99, CAPTURES)];
+  console.log(
+    `service RSS, median over captures ${BASELINE_CAPTURE - 50}-${BASELINE_CAPTURE + 50} and ${CAPTURES - 99}-${CAPTURES}: ${fmt(first / MIB)} -> ${fmt(last / MIB)} MiB, ` +
+      `${last >= first ? '+' : ''}${fmt((last / first - 1) * 100)}%`,
   );
 }
 const afterRecycles = samples.filter((sample) => sample.label.startsWith('after recycle'));
