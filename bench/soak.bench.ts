@@ -1,44 +1,60 @@
 /**
- * make bench-soak: many captures in a row through the HTTP API (SOAK_CAPTURES, default 2000, at
- * SOAK_CONCURRENCY, default RENDER_CONCURRENCY or 2), printing at the start, every tenth of the
- * way, right after each browser recycle and at the end: the service's resident memory and V8 heap,
- * the RSS and summed PSS of its Chromium processes, and the file count and size of the renderer's
- * temp directories and of the whole TMPDIR. Then the service's RSS growth from capture 200 to the
- * end (target <= 10%) and Chromium's PSS right after each recycle. After the pool is closed, its
- * temp root must be empty. Prints figures; asserts nothing but that.
+ * make bench-soak: many captures in a row through the HTTP API of the service as `make run` starts
+ * it, in its own process: services/api/src/main.ts in self-hosted mode with its in-process Chromium
+ * pool and every background part on as by default (the job runner for asynchronous captures on the
+ * embedded store in a throwaway DATA_DIR, the result cache, metrics). SOAK_CAPTURES (default 2000)
+ * captures at SOAK_CONCURRENCY (default RENDER_CONCURRENCY or 2), printing at the start, every
+ * tenth of the way, right after each browser recycle and at the end: the service's resident memory
+ * (/proc) and V8 heap (its /metrics), the RSS and summed PSS of its Chromium processes (its
+ * descendants), and the file count and size of the renderer's temp directories and of the
+ * service's whole TMPDIR (a fresh directory of its own). Then the service's RSS growth from
+ * capture 200 to the end (target <= 10%) and Chromium's PSS right after each recycle. After the
+ * service has shut down, its temp root must be empty. Prints figures; asserts nothing but that.
  *
  * SOAK_HEAP_SNAPSHOTS=200,800,1600 also writes a V8 heap snapshot of the service after those
- * captures (into SOAK_HEAP_DIR, default TMPDIR), for bench/heap-compare.ts. Writing one stalls
- * the service for seconds and leaves its own memory behind, so the memory figures of such a run
- * are not the ones to quote.
+ * captures (into SOAK_HEAP_DIR, default TMPDIR), for bench/heap-compare.ts: the service runs with
+ * --heapsnapshot-signal=SIGUSR2 and the soak signals it. Writing one stalls the service for seconds
+ * and leaves its own memory behind, so the memory figures of such a run are not the ones to quote.
  */
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import v8 from 'node:v8';
-import { createLogger } from '../lib/logger.ts';
-import { createApp } from '../services/api/src/app.ts';
 import { loadApiConfig } from '../services/api/src/config.ts';
-import { createChromiumRenderer } from '../services/renderer/src/pool.ts';
 import { processTree, pssOf, rssOf } from '../services/renderer/src/process-memory.ts';
-import { startFixtureServer } from '../test/support/fixture-server.ts';
-import { fmt, median, percentile, runConcurrently } from './stats.ts';
+import { closedPort, startFixtureServer } from '../test/support/fixture-server.ts';
+import { TEST_ENV } from '../test/support/harness.ts';
+import { API_MAIN, startServiceProcess } from '../test/support/processes.ts';
+import { fmt, median, percentile, runConcurrently, sleep } from './stats.ts';
 
 const CAPTURES = Number(process.env.SOAK_CAPTURES ?? 2000);
-const config = loadApiConfig({
-  ...process.env,
-  PRIVATE_NETWORK_ALLOWLIST: process.env.PRIVATE_NETWORK_ALLOWLIST ?? '127.0.0.0/8',
-  RENDER_CONCURRENCY: process.env.RENDER_CONCURRENCY ?? '2',
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-});
-const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? config.renderer.concurrency);
 const MIB = 1024 * 1024;
 /** The capture from which growth is measured: by then every code path has run and been compiled. */
 const BASELINE_CAPTURE = 200;
 const HEAP_SNAPSHOTS = new Set((process.env.SOAK_HEAP_SNAPSHOTS ?? '').split(',').filter(Boolean).map(Number));
-const HEAP_DIR = process.env.SOAK_HEAP_DIR ?? os.tmpdir();
+const HEAP_DIR = path.resolve(process.env.SOAK_HEAP_DIR ?? os.tmpdir());
+if (HEAP_SNAPSHOTS.size > 0) fs.mkdirSync(HEAP_DIR, { recursive: true });
+
+// The service's own TMPDIR, so that everything it and its browsers leave there is counted and removed here.
+const serviceTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'viewfinder-soak-tmp-'));
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'viewfinder-soak-data-'));
+// The young generation's cap (NODE_OPTIONS, as the Makefile and the Dockerfile set it) passes to the service.
+const nodeOptions = [process.env.NODE_OPTIONS ?? '', ...(HEAP_SNAPSHOTS.size > 0 ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_DIR}`] : [])].join(' ').trim();
+const serviceEnv: Record<string, string> = {
+  MODE: 'self-hosted',
+  DATA_DIR: dataDir,
+  TMPDIR: serviceTmp,
+  // Where the service puts its browsers' files by default under that TMPDIR, named so that this process reads the same place.
+  RENDERER_TEMP_DIR: process.env.RENDERER_TEMP_DIR ?? path.join(serviceTmp, 'viewfinder-renderer'),
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  PRIVATE_NETWORK_ALLOWLIST: process.env.PRIVATE_NETWORK_ALLOWLIST ?? TEST_ENV.PRIVATE_NETWORK_ALLOWLIST,
+  RENDER_CONCURRENCY: process.env.RENDER_CONCURRENCY ?? TEST_ENV.RENDER_CONCURRENCY,
+  // The service's default, not the tests' smaller cap: the soak measures the service as it runs.
+  FULL_PAGE_MAX_HEIGHT: process.env.FULL_PAGE_MAX_HEIGHT ?? '16384',
+  ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+};
+// What the service reads, read the same way here: where its browsers keep their files, its pool's size.
+const config = loadApiConfig({ ...process.env, ...TEST_ENV, ...serviceEnv });
+const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? config.renderer.concurrency);
 
 function treeOf(dir: string): { files: number; bytes: number } {
   let files = 0;
@@ -68,9 +84,41 @@ function treeOf(dir: string): { files: number; bytes: number } {
   return { files, bytes };
 }
 
-/** Chromium-named leftovers loose in TMPDIR: what a leaking service would pile up there. */
+/** Chromium-named leftovers loose in the service's TMPDIR: what a leaking service would pile up there. */
 function looseChromiumEntries(): number {
-  return fs.readdirSync(os.tmpdir()).filter((name) => /^(puppeteer_dev_|\.org\.chromium\.|\.com\.google\.Chrome)/.test(name)).length;
+  return fs.readdirSync(serviceTmp).filter((name) => /^(puppeteer_dev_|\.org\.chromium\.|\.com\.google\.Chrome)/.test(name)).length;
+}
+
+function readProc(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** The service's Chromium browser processes (its direct children), by pid: a new pid is a new browser. */
+function browserPids(pid: number): number[] {
+  const tasks = (() => {
+    try {
+      return fs.readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return [];
+    }
+  })();
+  const children = tasks.flatMap((task) => readProc(`/proc/${pid}/task/${task}/children`).split(' ').filter(Boolean).map(Number));
+  return children.filter((child) => /chrom/i.test(readProc(`/proc/${child}/comm`)));
+}
+
+/** The service's metrics, by name with its labels as written (`name{label="value"}`). */
+async function scrapeMetrics(base: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const metrics = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const match = /^(\w+(?:\{[^}]*\})?) (\S+)$/.exec(line);
+    if (match) metrics.set(match[1] as string, Number(match[2]));
+  }
+  return metrics;
 }
 
 interface Sample {
@@ -81,34 +129,56 @@ interface Sample {
 }
 const samples: Sample[] = [];
 
-function report(label: string, captures = done): void {
-  const serviceRss = rssOf(process.pid);
-  const heap = process.memoryUsage();
-  const spaces = v8.getHeapSpaceStatistics();
-  const spaceSize = (name: string) => spaces.find((space) => space.space_name === name)?.space_size ?? 0;
-  const chromium = (processTree(process.pid) ?? []).filter((pid) => pid !== process.pid);
+const fixtures = await startFixtureServer();
+const service = await startServiceProcess(API_MAIN, serviceEnv, { port: await closedPort() });
+const servicePid = service.child.pid as number;
+// Should the soak itself fail, the service still shuts down (and closes its browsers) rather than outlive it.
+process.on('exit', () => service.child.kill('SIGTERM'));
+const endpoint = `${service.base}/screenshot`;
+
+async function report(label: string, captures = done): Promise<void> {
+  const running = service.child.exitCode === null && service.child.signalCode === null;
+  const metrics = running ? await scrapeMetrics(service.base) : new Map<string, number>();
+  const metric = (name: string) => metrics.get(`viewfinder_${name}`) ?? 0;
+  const serviceRss = rssOf(servicePid);
+  // Anonymous memory (V8's heap, malloc's arenas) apart from mapped files (the binary's and libraries' pages touched).
+  const status = readProc(`/proc/${servicePid}/status`);
+  const statusKib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+  const chromium = running ? (processTree(servicePid) ?? []).filter((pid) => pid !== servicePid) : [];
   const chromiumRss = chromium.reduce((sum, pid) => sum + rssOf(pid), 0);
   const chromiumPss = chromium.reduce((sum, pid) => sum + pssOf(pid), 0);
   const renderer = treeOf(config.renderer.tempRoot);
-  const tmp = treeOf(os.tmpdir());
+  const tmp = treeOf(serviceTmp);
   samples.push({ label, captures, serviceRss, chromiumPss });
   console.log(
-    `${label.padEnd(22)} ${String(captures).padStart(5)} | service RSS ${fmt(serviceRss / MIB).padStart(6)} MiB, heap ${fmt(heap.heapUsed / MIB).padStart(5)} of ${fmt(heap.heapTotal / MIB).padStart(5)} MiB (young ${fmt(spaceSize('new_space') / MIB).padStart(5)}, old ${fmt(spaceSize('old_space') / MIB).padStart(5)}), external ${fmt(heap.external / MIB).padStart(5)} MiB | ` +
+    `${label.padEnd(22)} ${String(captures).padStart(5)} | service RSS ${fmt(serviceRss / MIB).padStart(6)} MiB (anon ${fmt(statusKib('RssAnon') / MIB).padStart(6)}, file ${fmt(statusKib('RssFile') / MIB).padStart(5)}), heap ${fmt(metric('nodejs_heap_size_used_bytes') / MIB).padStart(5)} of ${fmt(metric('nodejs_heap_size_total_bytes') / MIB).padStart(5)} MiB (young ${fmt(metric('nodejs_heap_space_size_total_bytes{space="new"}') / MIB).padStart(5)}, old ${fmt(metric('nodejs_heap_space_size_total_bytes{space="old"}') / MIB).padStart(5)}), external ${fmt(metric('nodejs_external_memory_bytes') / MIB).padStart(5)} MiB | ` +
       `Chromium ${String(chromium.length).padStart(2)} procs, RSS ${fmt(chromiumRss / MIB).padStart(6)} MiB, PSS ${fmt(chromiumPss / MIB).padStart(6)} MiB | ` +
       `renderer temp ${String(renderer.files).padStart(4)} files ${fmt(renderer.bytes / MIB).padStart(5)} MiB | ` +
       `TMPDIR ${String(tmp.files).padStart(5)} files ${fmt(tmp.bytes / MIB).padStart(6)} MiB, ${looseChromiumEntries()} loose Chromium entries`,
   );
 }
 
-const fixtures = await startFixtureServer();
-const logger = createLogger({ level: config.logLevel });
-const renderer = await createChromiumRenderer(config.renderer, logger);
-// Keep-alive outlasts a heap snapshot's pause, which would otherwise close sockets the client is about to reuse.
-const server = http.createServer({ keepAliveTimeout: 65_000 }, createApp({ config, renderer, logger }).callback());
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/screenshot`;
+/**
+ * Signals the service to write a heap snapshot and waits until it is whole. Node opens the file and
+ * writes it on the service's main thread, so once the file exists, the service's next answer comes
+ * after the last byte.
+ */
+async function writeHeapSnapshot(captures: number): Promise<string> {
+  const ours = (name: string) => name.startsWith('Heap.') && name.includes(`.${servicePid}.`) && name.endsWith('.heapsnapshot');
+  const before = new Set(fs.readdirSync(HEAP_DIR).filter(ours));
+  service.child.kill('SIGUSR2');
+  let written: string | undefined;
+  for (const deadline = performance.now() + 120_000; !written; await sleep(100)) {
+    if (performance.now() > deadline) throw new Error(`the service wrote no heap snapshot into ${HEAP_DIR}`);
+    written = fs.readdirSync(HEAP_DIR).find((name) => ours(name) && !before.has(name));
+  }
+  await fetch(`${service.base}/healthz`, { signal: AbortSignal.timeout(300_000) });
+  const file = path.join(HEAP_DIR, `viewfinder-soak-${servicePid}-${captures}.heapsnapshot`);
+  fs.renameSync(path.join(HEAP_DIR, written), file);
+  return file;
+}
 
-// A mix that exercises every profile, full page and waits, on pages of different weight.
+// A mix that exercises every profile, full page and waits, on four pages of different weight.
 const bodies = [
   { url: fixtures.url('/simple') },
   { url: fixtures.url('/geometry'), quality: 'mobile' },
@@ -119,42 +189,53 @@ const bodies = [
 const statuses = new Map<number, number>();
 let done = 0;
 let sent = 0;
-let restartsSeen = 0;
+let recycles = 0;
+let warmingUp = true;
+/** The service's RSS right after each capture, for medians over a window: one reading moves with V8's young generation. */
+const rssAfter: number[] = [];
+const browsersSeen = new Set<number>();
+const noteBrowsers = () => {
+  const fresh = browserPids(servicePid).filter((pid) => !browsersSeen.has(pid));
+  for (const pid of fresh) browsersSeen.add(pid);
+  return fresh.length;
+};
 const capture = async () => {
   const body = bodies[sent++ % bodies.length];
   const response = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   await response.arrayBuffer();
   statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
   done += 1;
-  const restarts = renderer.stats().browserRestarts;
-  if (restarts > restartsSeen) {
-    restartsSeen = restarts;
-    report(`after recycle ${restarts}`);
-  } else if (done % Math.max(1, Math.floor(CAPTURES / 10)) === 0 && done < CAPTURES) report('');
-  if (HEAP_SNAPSHOTS.has(done)) {
-    const file = v8.writeHeapSnapshot(path.join(HEAP_DIR, `viewfinder-soak-${process.pid}-${done}.heapsnapshot`));
-    console.log(`heap snapshot after ${done} captures: ${file}`);
-  }
+  if (warmingUp) return void noteBrowsers();
+  rssAfter[done] = rssOf(servicePid);
+  // A browser the service had not run before is a recycle (or a crash's replacement; the totals follow at the end).
+  if (noteBrowsers() > 0) {
+    recycles += 1;
+    await report(`after recycle ${recycles}`);
+  } else if (done % Math.max(1, Math.floor(CAPTURES / 10)) === 0 && done < CAPTURES) await report('');
+  if (HEAP_SNAPSHOTS.has(done)) console.log(`heap snapshot after ${done} captures: ${await writeHeapSnapshot(done)}`);
 };
 
 console.log(`Viewfinder soak: ${CAPTURES} captures at concurrency ${CONCURRENCY}, pool of ${config.renderer.concurrency}, recycle after ${config.renderer.recycleAfterCaptures}`);
-console.log(`renderer temp root: ${config.renderer.tempRoot}; TMPDIR: ${os.tmpdir()}`);
-// The service's young generation is capped where it is deployed (Dockerfile, Makefile); the figures hold only with the same cap.
-console.log(`Node ${process.version}, V8 flags: ${[process.env.NODE_OPTIONS ?? '', ...process.execArgv].join(' ').trim() || 'none'}\n`);
+console.log(`service: ${path.relative(process.cwd(), API_MAIN)}, pid ${servicePid}, self-hosted, DATA_DIR ${dataDir}`);
+console.log(`renderer temp root: ${config.renderer.tempRoot}; the service's TMPDIR: ${serviceTmp}`);
+// The service's young generation and glibc's mmap threshold are set where it is deployed (Dockerfile, Makefile); the figures hold only with the same settings.
+console.log(`Node ${process.version}, the service's NODE_OPTIONS: ${nodeOptions || 'none'}, MALLOC_MMAP_THRESHOLD_: ${process.env.MALLOC_MMAP_THRESHOLD_ ?? "none (glibc's dynamic threshold)"}\n`);
+noteBrowsers();
 await runConcurrently(3, 1, capture);
+warmingUp = false;
 done = 0;
 sent = 0;
+recycles = 0;
 statuses.clear();
 console.log(`${'row'.padEnd(22)} ${'caps'.padStart(5)} |`);
-report('start');
+await report('start');
 const run = await runConcurrently(CAPTURES, CONCURRENCY, capture);
-report('end');
+await report('end');
 
-const stats = renderer.stats();
-server.close();
-await renderer.close();
+const finalMetrics = await scrapeMetrics(service.base);
+const exitCode = await service.stop(60_000);
 await fixtures.close();
-report('after close');
+await report('after close');
 // Chromium's TMPDIR may live in a short runtime root of its own (docs/safety.md, "Where the browsers keep their files").
 const browserRoots = [...new Set([config.renderer.tempRoot, config.renderer.runtimeRoot])];
 const left = { files: browserRoots.reduce((files, root) => files + treeOf(root).files, 0) };
@@ -162,7 +243,9 @@ const left = { files: browserRoots.reduce((files, root) => files + treeOf(root).
 console.log('');
 console.log(`statuses: ${[...statuses].map(([status, count]) => `${status} x${count}`).join(', ')}`);
 console.log(`latency median ${fmt(median(run.durations))} ms, p95 ${fmt(percentile(run.durations, 95))} ms, ${fmt(run.perSecond)} captures/s`);
-console.log(`browser restarts ${stats.browserRestarts}, crashes ${stats.browserCrashes}`);
+console.log(
+  `browser restarts ${finalMetrics.get('viewfinder_browser_restarts_total') ?? '?'}, crashes ${finalMetrics.get('viewfinder_browser_crashes_total') ?? '?'} (the service's totals, warm-up included); service exited ${exitCode}`,
+);
 const baseline = samples.find((sample) => sample.captures >= BASELINE_CAPTURE && sample.label === '');
 const end = samples.find((sample) => sample.label === 'end');
 if (baseline && end) {
@@ -172,11 +255,25 @@ if (baseline && end) {
       `${growth >= 0 ? '+' : ''}${fmt(growth * 100)}% (target <= +10%)`,
   );
 }
-const recycles = samples.filter((sample) => sample.label.startsWith('after recycle'));
-if (recycles.length > 0) {
-  console.log(`Chromium PSS right after each recycle: ${recycles.map((sample) => `${fmt(sample.chromiumPss / MIB)} MiB (capture ${sample.captures})`).join(', ')}`);
+// V8 resizes its young generation (up to 32 MiB) and releases heap pages at will, so one reading may land
+// 20 MiB off the level around it; the median of a hundred readings does not.
+const window = (from: number, to: number) => median(rssAfter.slice(Math.max(1, from), to + 1).filter((rss) => rss > 0));
+if (CAPTURES >= BASELINE_CAPTURE + 100) {
+  const [first, last] = [window(BASELINE_CAPTURE - 50, BASELINE_CAPTURE + 50), window(CAPTURES - 99, CAPTURES)];
+  console.log(
+    `service RSS, median over captures ${BASELINE_CAPTURE - 50}-${BASELINE_CAPTURE + 50} and ${CAPTURES - 99}-${CAPTURES}: ${fmt(first / MIB)} -> ${fmt(last / MIB)} MiB, ` +
+      `${last >= first ? '+' : ''}${fmt((last / first - 1) * 100)}%`,
+  );
 }
+const afterRecycles = samples.filter((sample) => sample.label.startsWith('after recycle'));
+if (afterRecycles.length > 0) {
+  console.log(`Chromium PSS right after each recycle: ${afterRecycles.map((sample) => `${fmt(sample.chromiumPss / MIB)} MiB (capture ${sample.captures})`).join(', ')}`);
+}
+const leftover = service.output().trim();
+if (leftover) console.log(`\nthe service's log (LOG_LEVEL=${serviceEnv.LOG_LEVEL}):\n${leftover}`);
+fs.rmSync(dataDir, { recursive: true, force: true });
 if (left.files > 0) {
-  console.error(`FAIL: ${left.files} files left under ${browserRoots.join(' and ')} after the pool closed`);
+  console.error(`FAIL: ${left.files} files left under ${browserRoots.join(' and ')} after the service shut down`);
   process.exit(1);
 }
+fs.rmSync(serviceTmp, { recursive: true, force: true });
