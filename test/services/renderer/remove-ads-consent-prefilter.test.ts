@@ -1,12 +1,6 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import type { PictureArea } from '../../../services/renderer/src/capture/capture-page.ts';
-import { prepareCapturePage } from '../../../services/renderer/src/capture/prepare-page.ts';
-import { createConsentHandling, loadConsentScripts, type ConsentHandling } from '../../../services/renderer/src/capture/remove-ads/consent.ts';
-import { chromiumLaunchOptions } from '../../../services/renderer/src/pool.ts';
-import { testConfig } from '../../support/harness.ts';
+import { useAutoconsentPages } from '../../support/autoconsent-pages.ts';
 
 /**
  * Autoconsent runs its rules over the whole DOM, which on a long page costs more than the picture:
@@ -24,38 +18,13 @@ describe('removeAds: where autoconsent runs (real Chromium)', function () {
     '/fixed-at-bottom': `${'<p>Text.</p>'.repeat(300)}<div style="position:fixed;bottom:0">We use cookies.</div>`,
     '/hidden': '<p>Text.</p><div style="display:none">We use cookies.</div><script>/* cookie */</script>',
   };
-  let browser: Browser;
-  let page: Page;
-  let server: http.Server;
-  let origin: string;
-  let consent: ConsentHandling;
-
-  before(async () => {
-    server = http.createServer((req, res) => {
-      const body = PAGES[req.url ?? ''];
-      res.writeHead(body ? 200 : 404, { 'content-type': 'text/html', 'cache-control': 'no-store' });
-      res.end(body ? `<!doctype html><html><head><title>fixture</title></head><body style="margin:0">${body}</body></html>` : '');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await puppeteer.launch(chromiumLaunchOptions(testConfig().renderer));
-    consent = createConsentHandling(loadConsentScripts());
-  });
-  beforeEach(async () => {
-    page = await (await browser.createBrowserContext()).newPage();
-    await prepareCapturePage(page);
-  });
-  afterEach(() => page.browserContext().close());
-  after(async () => {
-    await browser?.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
+  const bed = useAutoconsentPages(PAGES, 'margin:0');
 
   /** Whether autoconsent ran in the page while the consent handling answered it. */
   async function ranOn(pathname: string, area?: PictureArea): Promise<boolean> {
-    await page.goto(`${origin}${pathname}`, { waitUntil: 'load' });
-    await consent.answer(page, 3000, area);
-    return page.evaluate(() => 'autoconsentSendMessage' in window);
+    await bed.page.goto(`${bed.origin}${pathname}`, { waitUntil: 'load' });
+    await bed.consent.answer(bed.page, 3000, area);
+    return bed.page.evaluate(() => 'autoconsentSendMessage' in window);
   }
 
   it('runs where the words are shown in the viewport', async () => {
