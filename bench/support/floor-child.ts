@@ -1,8 +1,8 @@
 /**
  * The floor's own process (started by floor-process.ts, spoken to over Node's IPC channel): bare
- * puppeteer-core in Chromium launched with the service's flags, one capture at a time, each in a
- * fresh browser context that is closed before the answer goes back, so that the next subject never
- * shares the machine with this one's clean-up.
+ * puppeteer-core in Chromium launched with the service's flags. Each capture gets a fresh browser
+ * context, closed before the answer goes back, so that a bench that alternates subjects never has
+ * the next one share the machine with this one's clean-up. Captures asked for together run together.
  */
 import puppeteer from 'puppeteer-core';
 import { loadApiConfig } from '../../services/api/src/config.ts';

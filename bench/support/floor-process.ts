@@ -2,9 +2,10 @@
  * The bare-puppeteer floor in its own process, as the service runs in its own: a bench that holds
  * the service to it compares two processes, neither of which shares an event loop or a garbage
  * collector with the bench itself. The child (floor-child.ts) launches Chromium with the service's
- * flags (chromiumLaunchOptions of the config that `env` gives) and takes one capture at a time:
- * a fresh browser context, `goto` until `waitUntil`, a PNG screenshot at the default viewport
- * (1280x720), the context closed. Meant to be shared by the benches.
+ * flags (chromiumLaunchOptions of the config that `env` gives); each capture is a fresh browser
+ * context, `goto` until `waitUntil`, a PNG screenshot at the default viewport (1280x720), the
+ * context closed before capture() resolves. Calls made together run together in that browser; a
+ * bench that wants one at a time awaits each. Meant to be shared by the benches.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
