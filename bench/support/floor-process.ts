@@ -9,6 +9,9 @@
  *   answer goes back; the service promises the same isolation, so this is the floor it is held to.
  * - `warm`: one page per worker, opened at start and reused, each in its own context (so in its own
  *   window: headless Chromium renders only a window's active tab).
+ *
+ * Captures asked for together run together in that browser; a bench that wants one at a time awaits
+ * each, or asks for a block at concurrency 1.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';

@@ -20,7 +20,7 @@ export interface ProbeOptions {
   timerHorizonMs: number;
   /** A timer scheduled from a timer callback this many levels deep is a loop (carousel, poller). */
   maxTimerChainDepth: number;
-  /** OWN_NODE_ATTRIBUTE. */
+  /** The attribute that marks the elements Viewfinder puts in a page itself (OWN_NODE_ATTRIBUTE). */
   ownNodeAttribute: string;
 }
 
