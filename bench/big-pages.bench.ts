@@ -1,6 +1,6 @@
 /**
  * make bench: long pages against a bare capture at `load`. Node's fs.html (131,000 px,
- * 15,000 elements) and Python's asyncio-task.html (20,000 px), from the machine's own docs, served
+ * 15,600 elements) and Python's asyncio-task.html (20,000 px), from the machine's own docs, served
  * with their assets on loopback. Two processes, one capture at a time, interleaved:
  * - the service as `make run` starts it (the API with its in-process renderer), POST /screenshot
  *   with `{url}` (default options: smart wait, removeAds) and with `{url, fullPage: true}`;
