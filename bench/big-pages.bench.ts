@@ -13,15 +13,14 @@
  * after a change in one run), with the share of pixels the two services' last images have in common.
  * Prints figures and ratios; asserts nothing.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { PNG } from 'pngjs';
 import { readPngSize } from '../services/renderer/src/capture/png.ts';
 import { DOC_ROOTS, startDocCorpusServer } from '../test/support/doc-corpus.ts';
-import { closedPort } from '../test/support/fixture-server.ts';
 import { pixelSimilarity } from '../test/support/pixels.ts';
-import { API_MAIN, startServiceProcess, type ServiceProcess } from '../test/support/processes.ts';
+import { API_MAIN, type ServiceProcess } from '../test/support/processes.ts';
+import { startServiceAsRun } from './support/service-as-run.ts';
 import { fmt, median } from './stats.ts';
 import { startFloorProcess } from './support/floor-process.ts';
 
@@ -68,20 +67,10 @@ if (missing.length > 0) {
   process.exit(1);
 }
 const corpus = await startDocCorpusServer();
-const dataDirs: string[] = [];
 const services: ServiceProcess[] = [];
 
 async function startService(main: string): Promise<ServiceProcess> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-big-pages-'));
-  dataDirs.push(dataDir);
-  const service = await startServiceProcess(main, {
-    LOG_LEVEL: 'warn',
-    DATA_DIR: dataDir,
-    PRIVATE_NETWORK_ALLOWLIST: '127.0.0.0/8',
-    FULL_PAGE_MAX_HEIGHT: String(FULL_PAGE_MAX_HEIGHT),
-    ...(process.env.RENDER_CONCURRENCY ? { RENDER_CONCURRENCY: process.env.RENDER_CONCURRENCY } : {}),
-    // At warn the service does not log the port it chose: it is given one.
-  }, { port: await closedPort() });
+  const service = await startServiceAsRun({ LOG_LEVEL: 'warn', FULL_PAGE_MAX_HEIGHT: String(FULL_PAGE_MAX_HEIGHT) }, main);
   services.push(service);
   return service;
 }
@@ -158,4 +147,3 @@ console.log('(wait ms: the median waitMs the service reported; px: the height of
 await floor.close();
 await Promise.all(services.map((running) => running.stop()));
 await corpus.close();
-for (const dataDir of dataDirs) rmSync(dataDir, { recursive: true, force: true });

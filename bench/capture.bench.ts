@@ -15,7 +15,9 @@
  * The machine may be loaded by other work, so every comparison is interleaved: throughput (and, at
  * c=1, latency) in alternating blocks per subject, the paused client one capture per subject in
  * turn, and the targets are ratios. BENCH_REMOTE=1 adds the API dispatching to the renderer service
- * in a third process (RENDERER_URL), to show what the HTTP hop costs. BENCH_CPU_PROF=DIR writes a
+ * in a third process (RENDERER_URL), to show what the HTTP hop costs. BENCH_BASELINE_API=<another
+ * tree's services/api/src/main.ts> adds that tree's service, default options, to the rotation: before
+ * and after a change, in one run. BENCH_CPU_PROF=DIR writes a
  * CPU profile of the self-hosted service process into DIR (node --cpu-prof) for
  * bench/cpu-profile-top.ts. Prints figures and ratios; asserts nothing.
  */
@@ -23,9 +25,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openSqliteStore } from '../lib/store/sqlite.ts';
-import { defaultConcurrency } from '../services/renderer/src/config.ts';
 import { closedPort, startFixtureServer } from '../test/support/fixture-server.ts';
 import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../test/support/processes.ts';
+import { SERVICE_AS_RUN_ENV, startServiceAsRun } from './support/service-as-run.ts';
 import { startFloorProcess, type FloorProcess, type FloorShot } from './support/floor-process.ts';
 import { cpuMs } from './support/process-cpu.ts';
 import { fmt, median, percentile, runConcurrently, sleep } from './stats.ts';
@@ -40,16 +42,6 @@ const CONCURRENCIES = [1, 2, 4] as const;
 const fixtures = await startFixtureServer();
 const pageUrl = fixtures.url('/simple');
 const shot: FloorShot = { url: pageUrl };
-/**
- * What `make run` gets by default, but for the fixture server on loopback, which the network guard
- * refuses unless allowed, and the test harness's settings, which startServiceProcess would add.
- */
-const SERVICE_ENV = {
-  PRIVATE_NETWORK_ALLOWLIST: '127.0.0.0/8',
-  RENDER_CONCURRENCY: process.env.RENDER_CONCURRENCY ?? String(defaultConcurrency()),
-  FULL_PAGE_MAX_HEIGHT: process.env.FULL_PAGE_MAX_HEIGHT ?? '16384',
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-};
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-capture-bench-'));
 
 /** Something that takes captures of pageUrl: one timed capture, or a block of them at a concurrency. */
@@ -89,11 +81,10 @@ function serviceSubject(name: string, service: ServiceProcess, body: Record<stri
   };
 }
 
-/** The self-hosted service as `make run` starts it, with its own embedded store for the job runner. */
-async function startSelfHosted(): Promise<ServiceProcess> {
-  const profileDir = process.env.BENCH_CPU_PROF;
-  const profiling: Record<string, string> = profileDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(profileDir)}` } : {};
-  return startServiceProcess(API_MAIN, { ...SERVICE_ENV, DATA_DIR: path.join(scratch, 'self-hosted'), ...profiling }, { port: await closedPort() });
+/** The self-hosted service as `make run` starts it (from `main`, another tree's for a baseline), with its own embedded store for the job runner. */
+async function startSelfHosted(main = API_MAIN): Promise<ServiceProcess> {
+  const profileDir = main === API_MAIN ? process.env.BENCH_CPU_PROF : undefined;
+  return startServiceAsRun(profileDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(profileDir)}` } : {}, main);
 }
 
 /** Hosted mode on the embedded store, one site key, and a page monitor scheduled but not due. */
@@ -104,7 +95,7 @@ async function startHostedWithMonitor(): Promise<{ service: ServiceProcess; key:
   const site = await store.createSite({ accountId: account.id, name: 'bench', allowedDomains: [] });
   const { secret: key } = await store.createKey({ accountId: account.id, name: 'client', kind: 'site', siteId: site.id });
   const { secret: admin } = await store.createKey({ accountId: account.id, name: 'admin', kind: 'full' });
-  const service = await startServiceProcess(API_MAIN, { ...SERVICE_ENV, MODE: 'hosted', DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '1000000' }, { port: await closedPort() });
+  const service = await startServiceAsRun({ MODE: 'hosted', DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '1000000' });
   const monitor = await fetch(`${service.base}/api/monitors`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': admin },
@@ -116,8 +107,8 @@ async function startHostedWithMonitor(): Promise<{ service: ServiceProcess; key:
 
 /** The API dispatching to the renderer service in its own process (RENDERER_URL), both as users run them. */
 async function startRemote(): Promise<{ api: ServiceProcess; renderer: ServiceProcess }> {
-  const renderer = await startServiceProcess(RENDERER_MAIN, SERVICE_ENV, { port: await closedPort() });
-  const api = await startServiceProcess(API_MAIN, { ...SERVICE_ENV, DATA_DIR: path.join(scratch, 'remote'), RENDERER_URL: renderer.base }, { port: await closedPort() });
+  const renderer = await startServiceProcess(RENDERER_MAIN, SERVICE_AS_RUN_ENV, { port: await closedPort() });
+  const api = await startServiceAsRun({ RENDERER_URL: renderer.base });
   return { api, renderer };
 }
 
@@ -168,7 +159,7 @@ async function measureWithGaps(subjects: Subject[], figures: Map<Subject, Figure
   }
 }
 
-console.log(`Viewfinder capture bench: ${SAMPLES} samples per figure, page ${pageUrl}, profile standard, RENDER_CONCURRENCY=${SERVICE_ENV.RENDER_CONCURRENCY}, ${os.availableParallelism()} CPUs`);
+console.log(`Viewfinder capture bench: ${SAMPLES} samples per figure, page ${pageUrl}, profile standard, RENDER_CONCURRENCY=${SERVICE_AS_RUN_ENV.RENDER_CONCURRENCY}, ${os.availableParallelism()} CPUs`);
 console.log('The service in its own process as `make run` starts it, each floor bare puppeteer in its own process; interleaved: ratios are what to compare.\n');
 const isolated = floorSubject('isolated floor (fresh context)', await startFloorProcess({ mode: 'isolated' }));
 const warm = floorSubject('warm floor (page reused)', await startFloorProcess({ mode: 'warm', workers: Math.max(...CONCURRENCIES) }));
@@ -177,13 +168,15 @@ const serviceDefaults = serviceSubject('service, default options', selfHosted, {
 const service = serviceSubject('service, removeAds:false', selfHosted, { removeAds: false });
 const hosted = await startHostedWithMonitor();
 const hostedDefaults = serviceSubject('hosted, monitor scheduled', hosted.service, {}, hosted.key);
+const baselineMain = process.env.BENCH_BASELINE_API;
+const baseline = baselineMain ? serviceSubject('baseline tree, default options', await startSelfHosted(baselineMain), {}) : undefined;
 const remote = process.env.BENCH_REMOTE === '1' ? await startRemote() : undefined;
 const remoteSubject = remote && serviceSubject('API + renderer process', remote.api, { removeAds: false });
-const subjects: Subject[] = [isolated, warm, serviceDefaults, service, hostedDefaults, ...(remoteSubject ? [remoteSubject] : [])];
+const subjects: Subject[] = [isolated, warm, serviceDefaults, service, hostedDefaults, ...(baseline ? [baseline] : []), ...(remoteSubject ? [remoteSubject] : [])];
 const figures = new Map(subjects.map((subject) => [subject, { latencies: [], perSecond: new Map(), gapLatencies: [], cpu: { node: 0, total: 0, captures: 0 } } as Figures]));
 for (const subject of subjects) await runConcurrently(WARMUP, 1, async (worker) => void (await subject.capture(worker)));
 for (const concurrency of CONCURRENCIES) await measureBlocks(subjects, figures, concurrency);
-await measureWithGaps([warm, serviceDefaults, service], figures);
+await measureWithGaps([warm, serviceDefaults, service, ...(baseline ? [baseline] : [])], figures);
 // The self-hosted service's exit writes its CPU profile (BENCH_CPU_PROF); the second subject on it has nothing left to close.
 for (const subject of subjects.filter((subject) => subject !== service)) await subject.close();
 await remote?.renderer.stop();
@@ -217,5 +210,10 @@ console.log(`  default options, one client ${GAP_MS} ms between captures / warm 
 console.log(`  removeAds' cost at c=1 (default options / removeAds:false, target <= 1.15):    ${latencyRatio(serviceDefaults, service)}`);
 console.log(`  hosted with an idle monitor and job runner / self-hosted, default options (target: 1.0 within noise): c=1 latency ${latencyRatio(hostedDefaults, serviceDefaults)}, c=2 throughput ${throughputRatio(hostedDefaults, serviceDefaults, 2)}`);
 console.log(`  for reference: isolated floor / warm floor at c=1: ${latencyRatio(isolated, warm)}, at c=2 throughput: ${throughputRatio(isolated, warm, 2)}`);
+if (baseline) {
+  console.log(
+    `  this tree / baseline tree, default options: c=1 latency ${latencyRatio(serviceDefaults, baseline)}, c=2 throughput ${throughputRatio(serviceDefaults, baseline, 2)}, ${GAP_MS} ms gaps ${ratio(median(of(serviceDefaults).gapLatencies), median(of(baseline).gapLatencies))} (baseline / floors: c=1 ${latencyRatio(baseline, isolated)}, c=2 ${throughputRatio(baseline, isolated, 2)}, gaps ${gapRatio(baseline)})`,
+  );
+}
 if (remoteSubject) console.log(`  API + renderer process / one process, removeAds:false: median x${latencyRatio(remoteSubject, service)}, throughput at c=2 x${throughputRatio(remoteSubject, service, 2)}`);
 if (process.env.BENCH_CPU_PROF) console.log(`\nCPU profile of the self-hosted service: ${path.resolve(process.env.BENCH_CPU_PROF)} (node bench/cpu-profile-top.ts FILE)`);

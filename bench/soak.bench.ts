@@ -21,9 +21,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadApiConfig } from '../services/api/src/config.ts';
 import { processTree, pssOf, rssOf } from '../services/renderer/src/process-memory.ts';
-import { closedPort, startFixtureServer } from '../test/support/fixture-server.ts';
+import { startFixtureServer } from '../test/support/fixture-server.ts';
 import { TEST_ENV } from '../test/support/harness.ts';
-import { API_MAIN, startServiceProcess } from '../test/support/processes.ts';
+import { API_MAIN } from '../test/support/processes.ts';
+import { SERVICE_AS_RUN_ENV, startServiceAsRun } from './support/service-as-run.ts';
 import { fmt, median, percentile, runConcurrently, sleep } from './stats.ts';
 
 const CAPTURES = Number(process.env.SOAK_CAPTURES ?? 2000);
@@ -36,24 +37,18 @@ if (HEAP_SNAPSHOTS.size > 0) fs.mkdirSync(HEAP_DIR, { recursive: true });
 
 // The service's own TMPDIR, so that everything it and its browsers leave there is counted and removed here.
 const serviceTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'viewfinder-soak-tmp-'));
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'viewfinder-soak-data-'));
 // The young generation's cap (NODE_OPTIONS, as the Makefile and the Dockerfile set it) passes to the service.
 const nodeOptions = [process.env.NODE_OPTIONS ?? '', ...(HEAP_SNAPSHOTS.size > 0 ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_DIR}`] : [])].join(' ').trim();
 const serviceEnv: Record<string, string> = {
   MODE: 'self-hosted',
-  DATA_DIR: dataDir,
   TMPDIR: serviceTmp,
   // Where the service puts its browsers' files by default under that TMPDIR, named so that this process reads the same place.
   RENDERER_TEMP_DIR: process.env.RENDERER_TEMP_DIR ?? path.join(serviceTmp, 'viewfinder-renderer'),
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-  PRIVATE_NETWORK_ALLOWLIST: process.env.PRIVATE_NETWORK_ALLOWLIST ?? TEST_ENV.PRIVATE_NETWORK_ALLOWLIST,
-  RENDER_CONCURRENCY: process.env.RENDER_CONCURRENCY ?? TEST_ENV.RENDER_CONCURRENCY,
-  // The service's default, not the tests' smaller cap: the soak measures the service as it runs.
-  FULL_PAGE_MAX_HEIGHT: process.env.FULL_PAGE_MAX_HEIGHT ?? '16384',
   ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
 };
 // What the service reads, read the same way here: where its browsers keep their files, its pool's size.
-const config = loadApiConfig({ ...process.env, ...TEST_ENV, ...serviceEnv });
+const config = loadApiConfig({ ...process.env, ...TEST_ENV, ...SERVICE_AS_RUN_ENV, ...serviceEnv });
 const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? config.renderer.concurrency);
 
 function treeOf(dir: string): { files: number; bytes: number } {
@@ -130,7 +125,7 @@ interface Sample {
 const samples: Sample[] = [];
 
 const fixtures = await startFixtureServer();
-const service = await startServiceProcess(API_MAIN, serviceEnv, { port: await closedPort() });
+const service = await startServiceAsRun(serviceEnv);
 const servicePid = service.child.pid as number;
 // Should the soak itself fail, the service still shuts down (and closes its browsers) rather than outlive it.
 process.on('exit', () => service.child.kill('SIGTERM'));
@@ -216,7 +211,7 @@ const capture = async () => {
 };
 
 console.log(`Viewfinder soak: ${CAPTURES} captures at concurrency ${CONCURRENCY}, pool of ${config.renderer.concurrency}, recycle after ${config.renderer.recycleAfterCaptures}`);
-console.log(`service: ${path.relative(process.cwd(), API_MAIN)}, pid ${servicePid}, self-hosted, DATA_DIR ${dataDir}`);
+console.log(`service: ${path.relative(process.cwd(), API_MAIN)}, pid ${servicePid}, self-hosted, a throwaway DATA_DIR`);
 console.log(`renderer temp root: ${config.renderer.tempRoot}; the service's TMPDIR: ${serviceTmp}`);
 // The service's young generation and glibc's mmap threshold are set where it is deployed (Dockerfile, Makefile); the figures hold only with the same settings.
 console.log(`Node ${process.version}, the service's NODE_OPTIONS: ${nodeOptions || 'none'}, MALLOC_MMAP_THRESHOLD_: ${process.env.MALLOC_MMAP_THRESHOLD_ ?? "none (glibc's dynamic threshold)"}\n`);
@@ -271,7 +266,6 @@ if (afterRecycles.length > 0) {
 }
 const leftover = service.output().trim();
 if (leftover) console.log(`\nthe service's log (LOG_LEVEL=${serviceEnv.LOG_LEVEL}):\n${leftover}`);
-fs.rmSync(dataDir, { recursive: true, force: true });
 if (left.files > 0) {
   console.error(`FAIL: ${left.files} files left under ${browserRoots.join(' and ')} after the service shut down`);
   process.exit(1);
