@@ -29,9 +29,9 @@ export async function startServiceAsRun(env: Record<string, string> = {}, main =
   const service = await startServiceProcess(main, { ...SERVICE_AS_RUN_ENV, DATA_DIR: dataDir, ...env }, { port: await closedPort() });
   return {
     ...service,
-    async stop(graceMs) {
+    async stop(graceMs, signal) {
       try {
-        return await service.stop(graceMs);
+        return await service.stop(graceMs, signal);
       } finally {
         rmSync(dataDir, { recursive: true, force: true });
       }

@@ -13,8 +13,12 @@ export interface ServiceProcess {
   base: string;
   /** Everything the process wrote so far, stdout and stderr. */
   output(): string;
-  /** SIGTERM, then SIGKILL if it has not exited after `graceMs`; resolves with the exit code. */
-  stop(graceMs?: number): Promise<number | null>;
+  /**
+   * `signal` (SIGINT unless told), then SIGKILL if it has not exited after `graceMs`; resolves with
+   * the exit code. SIGINT shuts down as SIGTERM does but without the drain grace (DRAIN_GRACE_MS,
+   * 5 s), which only clients still holding keep-alive sockets need: a test of the drain sends SIGTERM.
+   */
+  stop(graceMs?: number, signal?: NodeJS.Signals): Promise<number | null>;
 }
 
 /**
@@ -32,11 +36,11 @@ export async function startServiceProcess(main: string, env: Record<string, stri
   let output = '';
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));
-  const stop = async (graceMs = 15_000) => {
+  const stop = async (graceMs = 15_000, signal: NodeJS.Signals = 'SIGINT') => {
     // A process killed by a signal has signalCode set and exitCode null: it has exited too.
     if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
     const exited = once(child, 'exit');
-    child.kill('SIGTERM');
+    child.kill(signal);
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     const [code] = await exited;
     clearTimeout(timer);

@@ -22,7 +22,7 @@ describe('the renderer service process (services/renderer/src/main.ts)', () => {
         body: JSON.stringify({ url: fixtures.url('/simple'), quality: 'standard', fullPage: false, removeAds: false, wait: 2000 }),
       });
       await new Promise((resolve) => setTimeout(resolve, 700));
-      const code = await renderer.stop();
+      const code = await renderer.stop(15_000, 'SIGTERM');
 
       const response = await inFlight;
       expect(response.status, renderer.output()).to.equal(200);
