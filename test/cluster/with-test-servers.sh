@@ -75,7 +75,8 @@ else
       log "a node is up in $((SECONDS - started)) s; $line"
       # The autoscaling leg's add-ons (addons/up.sh) take the longest builds after Kubernetes when
       # the caches are cold: built now, at the lowest CPU priority, they use what the suite leaves
-      # idle before that leg needs them (build.sh's lock makes the leg wait for a build under way).
+      # idle before that leg, the suite's last (the Makefile's TEST_FILES), needs them (build.sh's
+      # lock makes the leg wait for a build under way).
       setsid bash -c 'for part in metrics-server prometheus keda-adapter keda-operator; do nice -n 19 "$1/build.sh" "$part" >/dev/null || true; done' _ "$HERE" 2>"$state/addons-build.log" &
       prebuild=$!
     else
