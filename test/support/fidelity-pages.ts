@@ -191,6 +191,15 @@ export function serveFidelityPage(url: URL, res: http.ServerResponse): boolean {
     case '/never-loads':
       html(res, page('<h1 style="background:#00ff00;margin:0;height:200px">Content</h1><img src="/asset/hang">'));
       return true;
+    // Replaces the page's frame and timer functions with ones that never call back.
+    case '/no-callbacks':
+      html(
+        res,
+        page('<h1 style="background:#00ff00;margin:0;height:200px">Content</h1>', {
+          head: '<script>window.requestAnimationFrame = () => 0; window.setTimeout = () => 0; window.setInterval = () => 0;</script>',
+        }),
+      );
+      return true;
     case '/redirect-loop':
       res.writeHead(302, { location: `/redirect-loop?n=${param('n', 0) + 1}` });
       res.end();

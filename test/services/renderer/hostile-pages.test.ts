@@ -72,6 +72,13 @@ describe('hostile pages end in a clear outcome (real Chromium)', () => {
     else expect(response.body.error).to.match(/^Screenshot generation failed: the URL answered with application\/pdf/);
   });
 
+  it('a page whose requestAnimationFrame and setTimeout never call back is captured with removeAds on (the default)', async () => {
+    // The cleaning waits for the frame the picture needs through the page's own functions: bounded from outside.
+    const response = await request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send({ url: fixtures.url('/no-callbacks') });
+    expect(response.status, JSON.stringify(response.body)).to.equal(200);
+    expect(decodeDataUri(response.body.image).rgb(100, 100)).to.deep.equal(GREEN);
+  });
+
   it('after all of the above, the pool still captures normally', async () => {
     const response = await capture('/geometry');
     expect(response.status).to.equal(200);

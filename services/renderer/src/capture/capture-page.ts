@@ -173,6 +173,9 @@ async function earlyPicture(
   // (its changes are DOM changes after cleaningStarted) as well as by its own answer.
   const picture = request.hideSelectors === undefined ? screenshot(page, profile, request, limits.fullPageMaxHeight) : undefined;
   picture?.catch(() => undefined);
+  // The cleaning's scripts start once the renderer has made the frame the picture needs: started
+  // first, they held its main thread, and with it the picture, for as long as they ran.
+  if (picture && request.removeAds && cleaner) await afterNextFrame(page);
   const area = pictureArea(request, profile, limits);
   const cleaned = (request.removeAds && (await cleaner?.beforeScreenshot(page, area))) || request.hideSelectors !== undefined;
   if (request.hideSelectors) await hideElements(page, request.hideSelectors);
@@ -197,6 +200,17 @@ async function earlyPicture(
   const requested = performance.now();
   const { image } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
   return { image, waitMs: Math.round(requested - waitStarted) };
+}
+
+/** Longest wait for the next frame: a page that makes none (hidden, busy, or its timers replaced) is not waited for longer. */
+const NEXT_FRAME_MAX_MS = 50;
+
+/** Resolves once the page has made its next frame (its animation frame callbacks, then paint), or after NEXT_FRAME_MAX_MS. */
+async function afterNextFrame(page: Page): Promise<void> {
+  const frame = page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))));
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([frame.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, NEXT_FRAME_MAX_MS)))]);
+  clearTimeout(timer);
 }
 
 /** One animation frame at 60 Hz, as the readiness probe counts calm frames. */
