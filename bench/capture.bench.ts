@@ -10,8 +10,9 @@
  * - the warm floor: `goto` + `screenshot` on a page that is already open and reused, a floor no
  *   isolated capture can reach, held to only when a warm context is waiting (a client pausing
  *   500 ms between captures).
- * A second service process runs in hosted mode with a page monitor scheduled (idle, as is its job
- * runner), to show that idle background work costs the captures nothing.
+ * Idle background work is measured against the same kind of process without it, to show that it
+ * costs the captures nothing: the self-hosted service against one with ASYNC_CAPTURES=false (no job
+ * runner), and a hosted service with a page monitor scheduled against one with nothing scheduled.
  * The machine may be loaded by other work, so every comparison is interleaved: throughput (and, at
  * c=1, latency) in alternating blocks per subject, the paused client one capture per subject in
  * turn, and the targets are ratios. BENCH_REMOTE=1 adds the API dispatching to the renderer service
@@ -87,21 +88,22 @@ async function startSelfHosted(main = API_MAIN): Promise<ServiceProcess> {
   return startServiceAsRun(profileDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(profileDir)}` } : {}, main);
 }
 
-/** Hosted mode on the embedded store, one site key, and a page monitor scheduled but not due. */
-async function startHostedWithMonitor(): Promise<{ service: ServiceProcess; key: string }> {
-  const dataDir = path.join(scratch, 'hosted');
+/** Hosted mode on the embedded store in `dataDir`, one site key, and (with `monitor`) a page monitor scheduled but not due. */
+async function startHosted(name: string, monitor: boolean): Promise<{ service: ServiceProcess; key: string }> {
+  const dataDir = path.join(scratch, name);
   const store = openSqliteStore({ dataDir });
   const account = await store.createAccount({ name: 'bench' });
   const site = await store.createSite({ accountId: account.id, name: 'bench', allowedDomains: [] });
   const { secret: key } = await store.createKey({ accountId: account.id, name: 'client', kind: 'site', siteId: site.id });
   const { secret: admin } = await store.createKey({ accountId: account.id, name: 'admin', kind: 'full' });
   const service = await startServiceAsRun({ MODE: 'hosted', DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '1000000' });
-  const monitor = await fetch(`${service.base}/api/monitors`, {
+  if (!monitor) return { service, key };
+  const created = await fetch(`${service.base}/api/monitors`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': admin },
     body: JSON.stringify({ name: 'idle', schedule: '@yearly', pages: [{ name: 'simple', url: pageUrl }] }),
   });
-  if (monitor.status !== 201) throw new Error(`creating the monitor answered ${monitor.status}: ${await monitor.text()}`);
+  if (created.status !== 201) throw new Error(`creating the monitor answered ${created.status}: ${await created.text()}`);
   return { service, key };
 }
 
@@ -166,13 +168,18 @@ const warm = floorSubject('warm floor (page reused)', await startFloorProcess({ 
 const selfHosted = await startSelfHosted();
 const serviceDefaults = serviceSubject('service, default options', selfHosted, {});
 const service = serviceSubject('service, removeAds:false', selfHosted, { removeAds: false });
-const hosted = await startHostedWithMonitor();
-const hostedDefaults = serviceSubject('hosted, monitor scheduled', hosted.service, {}, hosted.key);
+// Idle background work, each part against the same process without it: the job runner (self-hosted,
+// ASYNC_CAPTURES=false has none) and a monitor schedule (hosted, whose job runner always runs).
+const withoutRunner = serviceSubject('self-hosted, no job runner', await startServiceAsRun({ ASYNC_CAPTURES: 'false' }), {});
+const hostedBare = await startHosted('hosted-bare', false);
+const hostedWithout = serviceSubject('hosted, nothing scheduled', hostedBare.service, {}, hostedBare.key);
+const hostedMonitor = await startHosted('hosted-monitor', true);
+const hostedDefaults = serviceSubject('hosted, monitor scheduled', hostedMonitor.service, {}, hostedMonitor.key);
 const baselineMain = process.env.BENCH_BASELINE_API;
 const baseline = baselineMain ? serviceSubject('baseline tree, default options', await startSelfHosted(baselineMain), {}) : undefined;
 const remote = process.env.BENCH_REMOTE === '1' ? await startRemote() : undefined;
 const remoteSubject = remote && serviceSubject('API + renderer process', remote.api, { removeAds: false });
-const subjects: Subject[] = [isolated, warm, serviceDefaults, service, hostedDefaults, ...(baseline ? [baseline] : []), ...(remoteSubject ? [remoteSubject] : [])];
+const subjects: Subject[] = [isolated, warm, serviceDefaults, service, withoutRunner, hostedWithout, hostedDefaults, ...(baseline ? [baseline] : []), ...(remoteSubject ? [remoteSubject] : [])];
 const figures = new Map(subjects.map((subject) => [subject, { latencies: [], perSecond: new Map(), gapLatencies: [], cpu: { node: 0, total: 0, captures: 0 } } as Figures]));
 for (const subject of subjects) await runConcurrently(WARMUP, 1, async (worker) => void (await subject.capture(worker)));
 for (const concurrency of CONCURRENCIES) await measureBlocks(subjects, figures, concurrency);
@@ -208,7 +215,9 @@ console.log(`  default options at c=1, latency / isolated floor (target <= 1.10)
 console.log(`  default options at c=2, throughput / isolated floor's (target >= 0.95):        ${throughputRatio(serviceDefaults, isolated, 2)}  (removeAds:false: ${throughputRatio(service, isolated, 2)}; at c=4: ${throughputRatio(serviceDefaults, isolated, 4)})`);
 console.log(`  default options, one client ${GAP_MS} ms between captures / warm floor (target <= 1.3): ${gapRatio(serviceDefaults)}  (removeAds:false: ${gapRatio(service)})`);
 console.log(`  removeAds' cost at c=1 (default options / removeAds:false, target <= 1.15):    ${latencyRatio(serviceDefaults, service)}`);
-console.log(`  hosted with an idle monitor and job runner / self-hosted, default options (target: 1.0 within noise): c=1 latency ${latencyRatio(hostedDefaults, serviceDefaults)}, c=2 throughput ${throughputRatio(hostedDefaults, serviceDefaults, 2)}`);
+const idleCost = (subject: Subject, without: Subject) => `c=1 latency ${latencyRatio(subject, without)}, c=2 throughput ${throughputRatio(subject, without, 2)}`;
+console.log(`  idle background work / none, default options (target: 1.0 within noise): the job runner ${idleCost(serviceDefaults, withoutRunner)}; a monitor scheduled (hosted) ${idleCost(hostedDefaults, hostedWithout)}`);
+console.log(`  for reference: hosted (keys, scopes, usage per capture) / self-hosted: ${idleCost(hostedWithout, serviceDefaults)}`);
 console.log(`  for reference: isolated floor / warm floor at c=1: ${latencyRatio(isolated, warm)}, at c=2 throughput: ${throughputRatio(isolated, warm, 2)}`);
 if (baseline) {
   console.log(
