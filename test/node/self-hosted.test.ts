@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PNG } from 'pngjs';
 import { parseAllDocuments } from 'yaml';
+import { expectEventually } from '../support/eventually.ts';
 import { closedPort } from '../support/fixture-server.ts';
 import {
   CHART,
@@ -99,6 +100,9 @@ describeOnRealNode('the chart on a real node: self-hosted values', function (nod
       expect(pod.status.containerStatuses?.[0]?.restartCount, `${pod.metadata.name} restarts`).to.equal(0);
     }
     base = `http://${clusterIP(namespace, `${release}-viewfinder-api`)}`;
+    // Ready pods are not yet a Service that answers: kube-proxy programs its endpoints a moment
+    // later, and until then a connection to the ClusterIP is refused (seen once, 2026-11-27).
+    await expectEventually(async () => expect((await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(5000) })).status).to.equal(200), 30_000);
   });
 
   it("captures through the API Service's ClusterIP, from the host, a page served by a pod in the cluster: 200 and a real PNG", async () => {
