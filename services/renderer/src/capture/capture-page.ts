@@ -208,9 +208,7 @@ const NEXT_FRAME_MAX_MS = 50;
 /** Resolves once the page has made its next frame (its animation frame callbacks, then paint), or after NEXT_FRAME_MAX_MS. */
 async function afterNextFrame(page: Page): Promise<void> {
   const frame = page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))));
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([frame.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, NEXT_FRAME_MAX_MS)))]);
-  clearTimeout(timer);
+  await Promise.race([frame.catch(() => undefined), sleep(NEXT_FRAME_MAX_MS)]);
 }
 
 /** One animation frame at 60 Hz, as the readiness probe counts calm frames. */
