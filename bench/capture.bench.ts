@@ -18,7 +18,9 @@
  * turn, and the targets are ratios. BENCH_REMOTE=1 adds the API dispatching to the renderer service
  * in a third process (RENDERER_URL), to show what the HTTP hop costs. BENCH_BASELINE_API=<another
  * tree's services/api/src/main.ts> adds that tree's service, default options, to the rotation: before
- * and after a change, in one run. BENCH_CPU_PROF=DIR writes a
+ * and after a change, in one run; BENCH_BASELINE_ENV="NAME=value ..." starts the baseline (this tree's
+ * service unless BENCH_BASELINE_API names another) with those variables besides the bench's own, to
+ * compare a setting. BENCH_CPU_PROF=DIR writes a
  * CPU profile of the self-hosted service process into DIR (node --cpu-prof) for
  * bench/cpu-profile-top.ts. Prints figures and ratios; asserts nothing.
  */
@@ -83,9 +85,21 @@ function serviceSubject(name: string, service: ServiceProcess, body: Record<stri
 }
 
 /** The self-hosted service as `make run` starts it (from `main`, another tree's for a baseline), with its own embedded store for the job runner. */
-async function startSelfHosted(main = API_MAIN): Promise<ServiceProcess> {
-  const profileDir = main === API_MAIN ? process.env.BENCH_CPU_PROF : undefined;
-  return startServiceAsRun(profileDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(profileDir)}` } : {}, main);
+async function startSelfHosted(main = API_MAIN, env: Record<string, string> = {}): Promise<ServiceProcess> {
+  const profileDir = main === API_MAIN && Object.keys(env).length === 0 ? process.env.BENCH_CPU_PROF : undefined;
+  return startServiceAsRun({ ...(profileDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(profileDir)}` } : {}), ...env }, main);
+}
+
+/** BENCH_BASELINE_ENV="NAME=value ...": the baseline's environment, besides the bench's own. */
+function baselineEnv(): Record<string, string> {
+  const pairs = (process.env.BENCH_BASELINE_ENV ?? '').split(/\s+/).filter(Boolean);
+  return Object.fromEntries(
+    pairs.map((pair) => {
+      const equals = pair.indexOf('=');
+      if (equals < 1) throw new Error(`BENCH_BASELINE_ENV: expected NAME=value, got ${pair}`);
+      return [pair.slice(0, equals), pair.slice(equals + 1)];
+    }),
+  );
 }
 
 /** Hosted mode on the embedded store in `dataDir`, one site key, and (with `monitor`) a page monitor scheduled but not due. */
@@ -176,7 +190,11 @@ const hostedWithout = serviceSubject('hosted, nothing scheduled', hostedBare.ser
 const hostedMonitor = await startHosted('hosted-monitor', true);
 const hostedDefaults = serviceSubject('hosted, monitor scheduled', hostedMonitor.service, {}, hostedMonitor.key);
 const baselineMain = process.env.BENCH_BASELINE_API;
-const baseline = baselineMain ? serviceSubject('baseline tree, default options', await startSelfHosted(baselineMain), {}) : undefined;
+const baselineEnvironment = baselineEnv();
+const baseline =
+  baselineMain || Object.keys(baselineEnvironment).length > 0
+    ? serviceSubject('baseline, default options', await startSelfHosted(baselineMain ?? API_MAIN, baselineEnvironment), {})
+    : undefined;
 const remote = process.env.BENCH_REMOTE === '1' ? await startRemote() : undefined;
 const remoteSubject = remote && serviceSubject('API + renderer process', remote.api, { removeAds: false });
 const subjects: Subject[] = [isolated, warm, serviceDefaults, service, withoutRunner, hostedWithout, hostedDefaults, ...(baseline ? [baseline] : []), ...(remoteSubject ? [remoteSubject] : [])];
@@ -221,7 +239,7 @@ console.log(`  for reference: hosted (keys, scopes, usage per capture) / self-ho
 console.log(`  for reference: isolated floor / warm floor at c=1: ${latencyRatio(isolated, warm)}, at c=2 throughput: ${throughputRatio(isolated, warm, 2)}`);
 if (baseline) {
   console.log(
-    `  this tree / baseline tree, default options: c=1 latency ${latencyRatio(serviceDefaults, baseline)}, c=2 throughput ${throughputRatio(serviceDefaults, baseline, 2)}, ${GAP_MS} ms gaps ${ratio(median(of(serviceDefaults).gapLatencies), median(of(baseline).gapLatencies))} (baseline / floors: c=1 ${latencyRatio(baseline, isolated)}, c=2 ${throughputRatio(baseline, isolated, 2)}, gaps ${gapRatio(baseline)})`,
+    `  this tree / baseline, default options: c=1 latency ${latencyRatio(serviceDefaults, baseline)}, c=2 throughput ${throughputRatio(serviceDefaults, baseline, 2)}, ${GAP_MS} ms gaps ${ratio(median(of(serviceDefaults).gapLatencies), median(of(baseline).gapLatencies))} (baseline / floors: c=1 ${latencyRatio(baseline, isolated)}, c=2 ${throughputRatio(baseline, isolated, 2)}, gaps ${gapRatio(baseline)})`,
   );
 }
 if (remoteSubject) console.log(`  API + renderer process / one process, removeAds:false: median x${latencyRatio(remoteSubject, service)}, throughput at c=2 x${throughputRatio(remoteSubject, service, 2)}`);
