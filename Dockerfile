@@ -60,10 +60,10 @@ RUN node docker/warm-adblock-cache.ts /opt/viewfinder/adblock-cache
 # container is the sandbox: a non-root user, no capabilities, seccomp, a read-only root and, in the
 # chart, a NetworkPolicy. Set it to true where the runtime allows user namespaces.
 # NODE_OPTIONS: the V8 young generation stays at 2 x 16 MiB, as the Makefile sets it (docs/operations.md, "Memory").
-# MALLOC_MMAP_THRESHOLD_: glibc gives blocks of 128 KiB or more back to the kernel once freed, as the Makefile sets it (same section).
+# MALLOC_MMAP_THRESHOLD_: glibc gives blocks of 16 KiB or more back to the kernel once freed, as the Makefile sets it (same section).
 ENV NODE_ENV=production \
     NODE_OPTIONS=--max-semi-space-size=16 \
-    MALLOC_MMAP_THRESHOLD_=131072 \
+    MALLOC_MMAP_THRESHOLD_=16384 \
     HOME=/home/viewfinder \
     PUPPETEER_SKIP_DOWNLOAD=true \
     CHROMIUM_PATH=/usr/bin/chromium \

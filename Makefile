@@ -15,11 +15,12 @@ export PUPPETEER_SKIP_DOWNLOAD := true
 ifeq ($(filter --max-semi-space-size=%,$(NODE_OPTIONS)),)
 export NODE_OPTIONS := $(strip $(NODE_OPTIONS) --max-semi-space-size=16)
 endif
-# glibc's malloc hands every block of 128 KiB or more to the kernel (mmap) and back on free, as the
-# Dockerfile sets it. By default the threshold rises to the largest block freed (up to 32 MiB), and
-# then a capture's image buffers came from the heap, where smaller blocks that lived on kept the
-# pages: the service's RSS settled 15 MiB higher in a soak (docs/operations.md, "Memory").
-export MALLOC_MMAP_THRESHOLD_ ?= 131072
+# glibc's malloc hands every block of 16 KiB or more to the kernel (mmap) and back on free, as the
+# Dockerfile sets it: images, and the socket reads and WebSocket frames protocol messages arrive in.
+# Served from the heap instead (glibc's default threshold rises to the largest block freed; 128 KiB
+# kept the reads there), the small blocks that live on between them kept its pages after the garbage
+# collector freed them: the service's RSS settled 34 MiB higher in a soak (docs/operations.md, "Memory").
+export MALLOC_MMAP_THRESHOLD_ ?= 16384
 
 # Node.js >= 22 is required. When the machine's Node is older, Node 24 is installed from the npm
 # registry (the `node` package) into tools/node and put first on PATH for every target.
