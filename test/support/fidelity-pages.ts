@@ -192,14 +192,22 @@ export function serveFidelityPage(url: URL, res: http.ServerResponse): boolean {
       html(res, page('<h1 style="background:#00ff00;margin:0;height:200px">Content</h1><img src="/asset/hang">'));
       return true;
     // Replaces the page's frame and timer functions with ones that never call back.
-    case '/no-callbacks':
+    case '/no-callbacks': {
+      // requestAnimationFrame, setTimeout and setInterval that never call back. ?height=N: N px tall,
+      // and listening to scrolling, so that a full-page capture scrolls it; ?notice=1: a cookie
+      // notice whose acknowledgement removeAds clicks.
+      const height = param('height', 200);
+      const notice = param('notice', 0)
+        ? '<div style="position:fixed;bottom:0;left:0;right:0;height:80px;background:#333;color:#fff">We use cookies to improve your experience. <button onclick="this.parentNode.remove()">Got it</button></div>'
+        : '';
       html(
         res,
-        page('<h1 style="background:#00ff00;margin:0;height:200px">Content</h1>', {
-          head: '<script>window.requestAnimationFrame = () => 0; window.setTimeout = () => 0; window.setInterval = () => 0;</script>',
+        page(`<h1 style="background:#00ff00;margin:0;height:${height}px">Content</h1>${notice}`, {
+          head: `<script>window.requestAnimationFrame = () => 0; window.setTimeout = () => 0; window.setInterval = () => 0;${height > 720 ? " addEventListener('scroll', () => {});" : ''}</script>`,
         }),
       );
       return true;
+    }
     case '/redirect-loop':
       res.writeHead(302, { location: `/redirect-loop?n=${param('n', 0) + 1}` });
       res.end();

@@ -79,6 +79,27 @@ describe('hostile pages end in a clear outcome (real Chromium)', () => {
     expect(decodeDataUri(response.body.image).rgb(100, 100)).to.deep.equal(GREEN);
   });
 
+  it('a long page whose requestAnimationFrame and setTimeout never call back is captured whole with fullPage', async () => {
+    // Scrolling it for its lazy content waits for two of its frames after each step: bounded from outside.
+    const response = await request(app.callback())
+      .post('/screenshot')
+      .set('Content-Type', 'application/json')
+      .send({ url: fixtures.url('/no-callbacks?height=3000'), fullPage: true, removeAds: false });
+    expect(response.status, JSON.stringify(response.body)).to.equal(200);
+    const image = decodeDataUri(response.body.image);
+    expect(image.png.height).to.be.at.least(3000);
+    expect(image.rgb(100, 2900)).to.deep.equal(GREEN);
+  });
+
+  it('a cookie notice is answered on a page whose requestAnimationFrame and setTimeout never call back', async () => {
+    // After the click, the notice's closing transition is waited for through the page's own timers and frames: bounded from outside.
+    const response = await request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send({ url: fixtures.url('/no-callbacks?notice=1') });
+    expect(response.status, JSON.stringify(response.body)).to.equal(200);
+    const image = decodeDataUri(response.body.image);
+    expect(image.rgb(100, 100)).to.deep.equal(GREEN);
+    expect(image.rgb(640, 700), 'where the notice was').to.deep.equal([255, 255, 255]);
+  });
+
   it('after all of the above, the pool still captures normally', async () => {
     const response = await capture('/geometry');
     expect(response.status).to.equal(200);

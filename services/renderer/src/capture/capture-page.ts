@@ -11,6 +11,7 @@ import { printPdf, readPdfPageSize } from './pdf.ts';
 import { prepareFrozenMotion, settleFrozenMotion } from './freeze-motion.ts';
 import { checkSelectors, elementClip, emulateMedia, hideElements, waitForVisible } from './page-options.ts';
 import { sleep } from './sleep.ts';
+import { waitAtMost } from './wait-at-most.ts';
 import { actOnPage, navigationTarget, prepareVisit } from './visit.ts';
 import { smartWait, waitForLoadEvent, type SmartWaitSettings } from './smart-wait.ts';
 
@@ -208,7 +209,7 @@ const NEXT_FRAME_MAX_MS = 50;
 /** Resolves once the page has made its next frame (its animation frame callbacks, then paint), or after NEXT_FRAME_MAX_MS. */
 async function afterNextFrame(page: Page): Promise<void> {
   const frame = page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))));
-  await Promise.race([frame.catch(() => undefined), sleep(NEXT_FRAME_MAX_MS)]);
+  await waitAtMost(NEXT_FRAME_MAX_MS, frame.catch(() => undefined));
 }
 
 /** One animation frame at 60 Hz, as the readiness probe counts calm frames. */

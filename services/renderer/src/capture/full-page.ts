@@ -1,6 +1,7 @@
 import type { Page } from 'puppeteer-core';
 import type { NetworkMonitor } from './network-monitor.ts';
 import { smartWait, type SmartWaitSettings } from './smart-wait.ts';
+import { TWO_FRAMES_MAX_MS, waitAtMost } from './wait-at-most.ts';
 
 /** How long one scroll step may wait for what it triggered. */
 const STEP_MAX_MS = 1500;
@@ -37,10 +38,13 @@ export async function revealLazyContent(
     // Two frames after the scroll, so that intersection observers and scroll handlers have run (and
     // their changes count) before the smart wait looks: a scroll itself is no DOM change, and a page
     // scrolled past in one frame never saw its content come into view.
-    await page.evaluate(async (y) => {
-      window.scrollTo({ top: y, left: 0, behavior: 'instant' });
-      await new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve())));
-    }, top);
+    await waitAtMost(
+      TWO_FRAMES_MAX_MS,
+      page.evaluate(async (y) => {
+        window.scrollTo({ top: y, left: 0, behavior: 'instant' });
+        await new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve())));
+      }, top),
+    );
     await smartWait(page, network, stepSettings, Math.min(deadline, performance.now() + STEP_MAX_MS), false);
   }
   if (top > 0) {

@@ -61,6 +61,7 @@ export function installReadinessProbe(options: ProbeOptions): void {
   let lastChange = performance.now();
   const nativeSetTimeout = window.setTimeout.bind(window);
   const nativeClearTimeout = window.clearTimeout.bind(window);
+  const nativeRequestAnimationFrame = window.requestAnimationFrame.bind(window);
 
   const trackedSetTimeout = function (this: unknown, handler: TimerHandler, delay?: number, ...args: unknown[]): number {
     const due = Math.max(0, Number(delay) || 0);
@@ -178,8 +179,9 @@ export function installReadinessProbe(options: ProbeOptions): void {
       revealedByScrolling,
       shadowHosts: () => shadowHosts.flatMap((ref) => ref.deref() ?? []),
       failedToLoad: (element: Element) => failedLoads.has(element),
-      // For Viewfinder's own in-page scripts (the consent handler): their timers are not the page's work.
-      nativeTimers: { setTimeout: nativeSetTimeout, clearTimeout: nativeClearTimeout },
+      // For Viewfinder's own in-page scripts (the consent handler, the calm wait): their timers are
+      // not the page's work, and a page that replaces these functions cannot stall them.
+      nativeTimers: { setTimeout: nativeSetTimeout, clearTimeout: nativeClearTimeout, requestAnimationFrame: nativeRequestAnimationFrame },
     },
   });
 }
@@ -187,7 +189,10 @@ export function installReadinessProbe(options: ProbeOptions): void {
 /** Runs inside the page. */
 export async function waitForPageCalm(options: CalmOptions): Promise<CalmReport> {
   const probe = (
-    window as unknown as Record<string, { pendingTimers(): number; msSinceChange(): number; nativeTimers: { setTimeout: typeof setTimeout } } | undefined>
+    window as unknown as Record<
+      string,
+      { pendingTimers(): number; msSinceChange(): number; nativeTimers: { setTimeout: typeof setTimeout; requestAnimationFrame: typeof requestAnimationFrame } } | undefined
+    >
   )['__viewfinderReadiness'];
   const started = performance.now();
   // The next frame, or the load event if it comes first: a page whose load event follows
@@ -196,7 +201,7 @@ export async function waitForPageCalm(options: CalmOptions): Promise<CalmReport>
   const nextFrame = () =>
     new Promise<void>((resolve) => {
       const onLoad = () => (probe?.nativeTimers.setTimeout ?? setTimeout)(resolve, 0);
-      requestAnimationFrame(() => {
+      (probe?.nativeTimers.requestAnimationFrame ?? requestAnimationFrame)(() => {
         window.removeEventListener('load', onLoad);
         resolve();
       });

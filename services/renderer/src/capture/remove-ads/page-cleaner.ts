@@ -6,6 +6,7 @@ import { COOKIE_NOTICE_LIST, loadAdblockEngine, type AdblockEngine } from './adb
 import { createConsentHandling, loadConsentScripts } from './consent.ts';
 import { answerNotices, answerNoticesThenSweep, hideNoticesLeft } from './notice-sweep.ts';
 import { sweepOverlays } from './overlay-sweep.ts';
+import { TWO_FRAMES_MAX_MS, waitAtMost } from '../wait-at-most.ts';
 
 /** How long the screenshot waits for autoconsent to finish with a banner it found (or to look at the last DOM changes). */
 const CONSENT_SETTLE_MAX_MS = 3000;
@@ -121,7 +122,7 @@ export async function createPageCleaner(options: PageCleanerOptions, logger: Log
 
 /** Lets finite CSS animations and transitions (a banner fading out after a click) run to their end, then paints. */
 function finishTransitions(page: Page, maxMs: number): Promise<void> {
-  return page.evaluate(async (max) => {
+  const finished = page.evaluate(async (max) => {
     const running = document
       .getAnimations()
       .filter((animation) => animation.playState === 'running' && Number.isFinite(animation.effect?.getComputedTiming().endTime));
@@ -131,4 +132,6 @@ function finishTransitions(page: Page, maxMs: number): Promise<void> {
     ]);
     await new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve())));
   }, maxMs);
+  // The page's own timers and frames pace it: bounded from here too.
+  return waitAtMost(maxMs + TWO_FRAMES_MAX_MS, finished);
 }
