@@ -19,8 +19,9 @@ describe('hostile pages end in a clear outcome (real Chromium)', () => {
   });
   after(() => fixtures.close());
 
-  const capture = (path: string) =>
-    request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send({ url: fixtures.url(path), removeAds: false });
+  /** Captures `path`, with removeAds off unless `options` say otherwise. */
+  const capture = (path: string, options: Record<string, unknown> = { removeAds: false }) =>
+    request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send({ url: fixtures.url(path), ...options });
 
   it('a page that never stops loading is captured with what it has', async () => {
     const response = await capture('/never-loads');
@@ -74,17 +75,14 @@ describe('hostile pages end in a clear outcome (real Chromium)', () => {
 
   it('a page whose requestAnimationFrame and setTimeout never call back is captured with removeAds on (the default)', async () => {
     // The cleaning waits for the frame the picture needs through the page's own functions: bounded from outside.
-    const response = await request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send({ url: fixtures.url('/no-callbacks') });
+    const response = await capture('/no-callbacks', {});
     expect(response.status, JSON.stringify(response.body)).to.equal(200);
     expect(decodeDataUri(response.body.image).rgb(100, 100)).to.deep.equal(GREEN);
   });
 
   it('a long page whose requestAnimationFrame and setTimeout never call back is captured whole with fullPage', async () => {
     // Scrolling it for its lazy content waits for two of its frames after each step: bounded from outside.
-    const response = await request(app.callback())
-      .post('/screenshot')
-      .set('Content-Type', 'application/json')
-      .send({ url: fixtures.url('/no-callbacks?height=3000'), fullPage: true, removeAds: false });
+    const response = await capture('/no-callbacks?height=3000', { fullPage: true, removeAds: false });
     expect(response.status, JSON.stringify(response.body)).to.equal(200);
     const image = decodeDataUri(response.body.image);
     expect(image.png.height).to.be.at.least(3000);
@@ -93,7 +91,7 @@ describe('hostile pages end in a clear outcome (real Chromium)', () => {
 
   it('a cookie notice is answered on a page whose requestAnimationFrame and setTimeout never call back', async () => {
     // After the click, the notice's closing transition is waited for through the page's own timers and frames: bounded from outside.
-    const response = await request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send({ url: fixtures.url('/no-callbacks?notice=1') });
+    const response = await capture('/no-callbacks?notice=1', {});
     expect(response.status, JSON.stringify(response.body)).to.equal(200);
     const image = decodeDataUri(response.body.image);
     expect(image.rgb(100, 100)).to.deep.equal(GREEN);
