@@ -47,6 +47,14 @@ export function looksLikeApiKey(value: string): boolean {
   return KEY_SHAPE.test(value);
 }
 
+/**
+ * Anything that starts like one of our keys or signing secrets, whole or not: it is a customer's
+ * secret, never a Kubernetes token (those are JWTs), so it must not be sent on for a review.
+ */
+export function looksLikeViewfinderSecret(value: string): boolean {
+  return value.startsWith(KEY_PREFIX) || value.startsWith(SIGNING_SECRET_PREFIX);
+}
+
 /** Constant-time comparison of two hex hashes. */
 export function hashesEqual(a: string, b: string): boolean {
   const left = Buffer.from(a, 'hex');

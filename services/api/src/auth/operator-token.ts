@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AuthenticationV1Api, setHeaderMiddleware, type KubeConfig, type ObservableMiddleware } from '@kubernetes/client-node';
 import type { Middleware } from 'koa';
+import { looksLikeViewfinderSecret } from '../../../../lib/api-keys.ts';
 import { Forbidden, ServiceUnavailable, Unauthorized } from '../../../../lib/errors.ts';
 import { describeKubeError } from '../../../../lib/k8s/api-errors.ts';
 import type { Logger } from '../../../../lib/logger.ts';
@@ -79,24 +80,55 @@ function abortingMiddleware(signal: AbortSignal): ObservableMiddleware {
   };
 }
 
-/** Caches reviews, good and bad, for `ttlMs`; at most `maxEntries` tokens are remembered. */
+/**
+ * Caches reviews by the token's SHA-256 (never the token): admissions and refusals each for
+ * `ttlMs`, in two maps of at most `maxEntries`, so that a flood of garbage tokens cannot push the
+ * operator's admission out. Callers of one token while its review is on the way wait for that
+ * review, so a flood of one garbage token costs one review and answers 401, not 503 once
+ * MAX_REVIEWS_IN_FLIGHT is reached.
+ */
 export function cachedReviewer(inner: TokenReviewer, ttlMs: number, now: () => number = Date.now, maxEntries = 1000): TokenReviewer & { reviews: number } {
-  const cache = new Map<string, { identity: ReviewedIdentity; expiresAt: number }>();
+  const admitted = expiringAnswers(ttlMs, maxEntries, now);
+  const refused = expiringAnswers(ttlMs, maxEntries, now);
+  const pending = new Map<string, Promise<ReviewedIdentity>>();
   const self = {
     reviews: 0,
     async review(token: string) {
       const id = createHash('sha256').update(token).digest('hex');
-      const hit = cache.get(id);
-      if (hit && hit.expiresAt > now()) return hit.identity;
+      const hit = admitted.get(id) ?? refused.get(id);
+      if (hit) return hit.identity;
+      const waiting = pending.get(id);
+      if (waiting) return waiting;
       self.reviews += 1;
-      const identity = await inner.review(token);
-      cache.delete(id);
-      if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
-      cache.set(id, { identity, expiresAt: now() + ttlMs });
-      return identity;
+      const answer = inner
+        .review(token)
+        .then((identity) => {
+          (identity ? admitted : refused).set(id, identity);
+          return identity;
+        })
+        .finally(() => pending.delete(id));
+      pending.set(id, answer);
+      return answer;
     },
   };
   return self;
+}
+
+function expiringAnswers(ttlMs: number, maxEntries: number, now: () => number) {
+  const entries = new Map<string, { identity: ReviewedIdentity; expiresAt: number }>();
+  return {
+    get(id: string) {
+      const hit = entries.get(id);
+      if (hit === undefined || hit.expiresAt > now()) return hit;
+      entries.delete(id);
+      return undefined;
+    },
+    set(id: string, identity: ReviewedIdentity) {
+      entries.delete(id);
+      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
+      entries.set(id, { identity, expiresAt: now() + ttlMs });
+    },
+  };
 }
 
 const SERVICE_ACCOUNT_USER = /^system:serviceaccount:([^:]+):([^:]+)$/;
@@ -108,6 +140,12 @@ export function requireOperator(reviewer: TokenReviewer | undefined, config: Ope
     if (bearer === undefined) {
       recordAuthFailure('invalid_token');
       throw new Unauthorized('Invalid token: send the operator\'s Kubernetes ServiceAccount token as "Authorization: Bearer"');
+    }
+    // A customer's key sent here by mistake must not travel on to the Kubernetes API (and its audit log).
+    if (looksLikeViewfinderSecret(bearer)) {
+      recordAuthFailure('invalid_token');
+      logger.info({ requestId: ctx.state.requestId }, 'Refused a Viewfinder key sent as an operator token, without reviewing it');
+      throw new Unauthorized('Invalid token: this is a Viewfinder key, not a Kubernetes ServiceAccount token; it was not passed on');
     }
     if (!reviewer || trusted.size === 0) {
       recordAuthFailure('untrusted_service_account');

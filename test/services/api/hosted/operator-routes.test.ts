@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { CoreV1Api } from '@kubernetes/client-node';
 import request from 'supertest';
-import { hashApiKey } from '../../../../lib/api-keys.ts';
+import { generateSigningSecret, hashApiKey } from '../../../../lib/api-keys.ts';
 import { cachedReviewer, kubeTokenReviewer } from '../../../../services/api/src/auth/operator-token.ts';
 import { startFakeKubeApiServer, type FakeKubeApiServer } from '../../../support/fake-kube-apiserver.ts';
 import { createStubRenderer } from '../../../support/stub-renderer.ts';
@@ -56,6 +56,16 @@ describe('operator routes (/api/operator)', () => {
         expect(answer.body.error).to.match(/^Invalid token/);
       }
       expect(await hosted.store.findSiteByManagedBy({ kind: 'Site', namespace: 'shop', name: 'storefront' })).to.equal(null);
+    });
+
+    it('refuses a Viewfinder key or signing secret with 401 without sending it to the TokenReview (issue 44)', async () => {
+      const before = fake.tokenReviews;
+      for (const secret of [hosted.fullKey, generateSigningSecret(), 'vf_truncated']) {
+        const answer = await as(secret).get(`/api/operator/accounts/${hosted.account.id}`);
+        expect(answer.status, secret).to.equal(401);
+        expect(answer.body).to.deep.equal({ error: 'Invalid token: this is a Viewfinder key, not a Kubernetes ServiceAccount token; it was not passed on' });
+      }
+      expect(fake.tokenReviews - before).to.equal(0);
     });
 
     it("refuses another ServiceAccount's valid token with 403, and changes nothing", async () => {
