@@ -32,10 +32,11 @@ function seconds(value: string): number {
   return Number(value);
 }
 
-function httpOrigin(value: string): string {
+/** The API's address as PUBLIC_BASE_URL may give it: an origin, or an origin and a path prefix (kept; the query and fragment are not). */
+function apiAddress(value: string): string {
   const url = URL.parse(value);
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new InvalidArgumentError('must be an http or https URL');
-  return url.origin;
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
 export function registerLinkCommands(program: Command, print: (value: unknown) => void): void {
@@ -43,7 +44,7 @@ export function registerLinkCommands(program: Command, print: (value: unknown) =
   links
     .command('sign')
     .description(`sign a render link with a key id and the signing secret in $${SIGNING_SECRET_ENV}`)
-    .requiredOption('--origin <url>', "the API's address, e.g. https://viewfinder.example.com", httpOrigin)
+    .requiredOption('--origin <url>', "the API's address, e.g. https://viewfinder.example.com, or with the path prefix it is served under", apiAddress)
     .requiredOption('-k, --key-id <keyId>', 'the id of the key (key_...), not the key itself')
     .requiredOption('-u, --url <url>', 'the page to capture')
     .option('-o, --option <name=value>', 'a capture option, repeatable: -o fullPage=true -o cacheTtl=86400 -o hideSelectors=.ad', nameValue, [])
