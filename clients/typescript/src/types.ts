@@ -1,0 +1,478 @@
+/**
+ * The request and response types of the API, written after its OpenAPI document
+ * (GET /api/openapi.json). Each object type has a field list beside it, built by `fields<T>()` so
+ * that the compiler holds the list and the type to the same names; test/contract.test.ts compares
+ * the lists (and the enums) with the live document, so a field the API gains or loses without this
+ * file fails the tests.
+ */
+
+type FieldSet<T> = { readonly [K in keyof Required<T>]: true };
+/** The names of T's fields; the object literal must name every field of T and nothing else. */
+function fields<T>(set: FieldSet<T>): readonly (keyof T & string)[] {
+  return Object.keys(set) as (keyof T & string)[];
+}
+
+// Enums, as lists (the tests compare them with the document) and as types.
+export const QUALITIES = ['standard', 'high', 'retina', 'mobile'] as const;
+export type Quality = (typeof QUALITIES)[number];
+export const FORMATS = ['png', 'jpeg', 'webp', 'pdf'] as const;
+export type Format = (typeof FORMATS)[number];
+export const PAPERS = ['A4', 'Letter', 'Legal'] as const;
+export const MEDIA_TYPES = ['print', 'screen'] as const;
+export const BLOCKED_RESOURCES = ['images', 'fonts', 'media', 'scripts'] as const;
+export type BlockedResource = (typeof BLOCKED_RESOURCES)[number];
+export const CAPTURE_STATES = ['queued', 'running', 'succeeded', 'failed'] as const;
+export type CaptureState = (typeof CAPTURE_STATES)[number];
+export const WEBHOOK_STATES = ['pending', 'delivered', 'failed'] as const;
+export const KEY_KINDS = ['full', 'site'] as const;
+export const MANAGED_KINDS = ['Site', 'ApiKey', 'PageMonitor'] as const;
+export const BASELINE_MODES = ['accepted', 'previous'] as const;
+export const RUN_TRIGGERS = ['schedule', 'manual'] as const;
+export const PAGE_OUTCOMES = ['unchanged', 'changed', 'baseline', 'failed'] as const;
+
+/** A length with a unit: px, in, cm or mm, e.g. "210mm". */
+export type Length = string;
+
+export interface PdfMargin {
+  top?: Length;
+  right?: Length;
+  bottom?: Length;
+  left?: Length;
+}
+export const PDF_MARGIN_FIELDS = fields<PdfMargin>({ top: true, right: true, bottom: true, left: true });
+
+/** Options of `format: "pdf"` (docs/capture-options.md). */
+export interface PdfOptions {
+  paper?: (typeof PAPERS)[number];
+  width?: Length;
+  height?: Length;
+  landscape?: boolean;
+  margin?: PdfMargin;
+  printBackground?: boolean;
+  /** One-based pages and ranges, e.g. "1-3, 5, 8-". */
+  pageRanges?: string;
+  emulateMedia?: (typeof MEDIA_TYPES)[number];
+}
+export const PDF_FIELDS = fields<PdfOptions>({
+  paper: true, width: true, height: true, landscape: true, margin: true, printBackground: true, pageRanges: true, emulateMedia: true,
+});
+
+export interface Geolocation {
+  latitude: number;
+  longitude: number;
+  /** Metres. */
+  accuracy?: number;
+}
+export const GEOLOCATION_FIELDS = fields<Geolocation>({ latitude: true, longitude: true, accuracy: true });
+
+export interface Cookie {
+  name: string;
+  value: string;
+}
+export const COOKIE_FIELDS = fields<Cookie>({ name: true, value: true });
+
+export type Authorization = { type: 'basic'; username: string; password: string } | { type: 'bearer'; token: string };
+type AllAuthorizationFields = { type: string; username: string; password: string; token: string };
+export const AUTHORIZATION_FIELDS = fields<AllAuthorizationFields>({ type: true, username: true, password: true, token: true });
+
+/** How the page is visited: shared by captures and monitor pages (docs/capture-options.md). */
+export interface VisitOptions {
+  userAgent?: string;
+  injectCss?: string;
+  injectJs?: string;
+  /** A CSS selector clicked once the page has loaded. */
+  click?: string;
+  blockResources?: BlockedResource[];
+  blockUrls?: string[];
+  /** An IANA time zone, e.g. Europe/Paris. */
+  timezone?: string;
+  /** A BCP 47 tag, e.g. fr-FR. */
+  locale?: string;
+  geolocation?: Geolocation;
+}
+
+/** Credentials sent to the page's own origin only; write-only (never in an answer). */
+export interface PageCredentials {
+  headers?: Record<string, string>;
+  cookies?: Cookie[];
+  authorization?: Authorization;
+}
+export const PAGE_CREDENTIALS_FIELDS = fields<PageCredentials>({ headers: true, cookies: true, authorization: true });
+
+/**
+ * The body of `POST /api/screenshot` (hosted) and `POST /screenshot` (self-hosted): every
+ * documented option. Give `url` or `html`, not both.
+ */
+export interface CaptureOptions extends VisitOptions, PageCredentials {
+  /** An http or https URL (or give `html`). */
+  url?: string;
+  /** An HTML document to capture instead of a URL. */
+  html?: string;
+  quality?: Quality;
+  /** Milliseconds to wait after the load event, 1000 to 8000; without it the smart wait decides. */
+  wait?: number;
+  fullPage?: boolean;
+  removeAds?: boolean;
+  format?: Format;
+  pdf?: PdfOptions;
+  /** 1 to 100, jpeg and webp only. */
+  imageQuality?: number;
+  selector?: string;
+  waitForSelector?: string;
+  hideSelectors?: string[];
+  darkMode?: boolean;
+  reducedMotion?: boolean;
+  /** Seconds a stored result may answer this same request, 0 to 2592000. */
+  cacheTtl?: number;
+  /** Hosted mode: the site the capture counts against (required with a full-access key, unless the client has a `siteId`). */
+  site_id?: string;
+}
+export const CAPTURE_OPTION_FIELDS = fields<CaptureOptions>({
+  url: true, html: true, quality: true, wait: true, fullPage: true, removeAds: true, format: true, pdf: true, imageQuality: true,
+  selector: true, waitForSelector: true, hideSelectors: true, darkMode: true, reducedMotion: true, cacheTtl: true, site_id: true,
+  userAgent: true, injectCss: true, injectJs: true, click: true, blockResources: true, blockUrls: true, timezone: true, locale: true,
+  geolocation: true, headers: true, cookies: true, authorization: true,
+});
+
+/** An asynchronous capture: the options, plus where to send the webhook and an idempotency key. */
+export interface AsyncCaptureOptions extends CaptureOptions {
+  /** Told the outcome with a signed POST (see `verifyWebhook`). */
+  webhookUrl?: string;
+  /** The same key within 24 h answers the same capture instead of making a second one. */
+  idempotencyKey?: string;
+}
+export const ASYNC_CAPTURE_OPTION_FIELDS = fields<AsyncCaptureOptions>({
+  ...Object.fromEntries(CAPTURE_OPTION_FIELDS.map((name) => [name, true])) as FieldSet<CaptureOptions>,
+  webhookUrl: true,
+  idempotencyKey: true,
+});
+
+/** The JSON answer of a synchronous capture; `image` is a data URI. */
+export interface ScreenshotResult {
+  success: true;
+  /** `data:image/png;base64,...` (or image/jpeg, image/webp, application/pdf). */
+  image: string;
+  url: string;
+  quality: Quality;
+  width: number;
+  height: number;
+  fileSize: number;
+  processingTimeMs: number;
+  waitMs?: number;
+  /** Only with fullPage or a selector: the page was taller than the cap and the image was cut. */
+  truncated?: boolean;
+  /** Only with a cacheTtl above 0: whether the result came from the result cache. */
+  cached?: boolean;
+  /** Hosted mode: the site the capture was counted against. */
+  site_id?: string;
+}
+export const SCREENSHOT_RESULT_FIELDS = fields<ScreenshotResult>({
+  success: true, image: true, url: true, quality: true, width: true, height: true, fileSize: true, processingTimeMs: true,
+  waitMs: true, truncated: true, cached: true, site_id: true,
+});
+
+/** A capture answered as bytes (Accept: image/...), with the other fields read from its Viewfinder-* headers. */
+export interface ScreenshotImage {
+  bytes: Uint8Array;
+  /** image/png, image/jpeg, image/webp or application/pdf. */
+  contentType: string;
+  width: number | undefined;
+  height: number | undefined;
+  fileSize: number | undefined;
+  processingTimeMs: number | undefined;
+  waitMs: number | undefined;
+  truncated: boolean | undefined;
+  /** hit or miss, only with a cacheTtl above 0. */
+  cache: 'hit' | 'miss' | undefined;
+  siteId: string | undefined;
+}
+
+/** The answer to a submit: the capture's id and where its status is. */
+export interface AcceptedCapture {
+  id: string;
+  status: CaptureState;
+  statusUrl: string;
+}
+export const ACCEPTED_CAPTURE_FIELDS = fields<AcceptedCapture>({ id: true, status: true, statusUrl: true });
+
+export interface WebhookDelivery {
+  url: string;
+  status: (typeof WEBHOOK_STATES)[number];
+  attempts: number;
+  lastError: string | null;
+  deliveredAt: string | null;
+  nextAttemptAt: string | null;
+}
+export const WEBHOOK_DELIVERY_FIELDS = fields<WebhookDelivery>({ url: true, status: true, attempts: true, lastError: true, deliveredAt: true, nextAttemptAt: true });
+
+/** `GET /api/captures/{id}`: the status of an asynchronous capture, with its result once succeeded. */
+export interface CaptureStatus {
+  id: string;
+  status: CaptureState;
+  url: string;
+  createdAt: string;
+  startedAt?: string | null;
+  finishedAt?: string | null;
+  expiresAt?: string | null;
+  attempts: number;
+  maxAttempts: number;
+  lastError?: string | null;
+  statusUrl: string;
+  /** Only with a webhookUrl. */
+  webhook?: WebhookDelivery;
+  /** Once succeeded: the synchronous answer. */
+  result?: ScreenshotResult;
+}
+export const CAPTURE_STATUS_FIELDS = fields<CaptureStatus>({
+  id: true, status: true, url: true, createdAt: true, startedAt: true, finishedAt: true, expiresAt: true, attempts: true,
+  maxAttempts: true, lastError: true, statusUrl: true, webhook: true, result: true,
+});
+
+/** The metadata of a succeeded capture in a webhook: the result without its image. */
+export type WebhookMetadata = Omit<ScreenshotResult, 'success' | 'image'> & { format: Format };
+
+/** The body of a webhook (docs/async.md, "Webhooks"). */
+export interface WebhookEvent {
+  id: string;
+  event: 'capture.succeeded' | 'capture.failed';
+  status: 'succeeded' | 'failed';
+  createdAt: string;
+  finishedAt: string;
+  attempts: number;
+  metadata: WebhookMetadata | null;
+  error: string | null;
+  /** GET it with your key (`captures.image(id)` does) for the image; null for a failed capture. */
+  imageUrl: string | null;
+  statusUrl: string;
+}
+export const WEBHOOK_EVENT_FIELDS = fields<WebhookEvent>({
+  id: true, event: true, status: true, createdAt: true, finishedAt: true, attempts: true, metadata: true, error: true, imageUrl: true, statusUrl: true,
+});
+
+/** The Kubernetes resource that owns an object; the API answers 409 to changes made elsewhere. */
+export interface ManagedBy {
+  kind: (typeof MANAGED_KINDS)[number];
+  namespace: string;
+  name: string;
+  uid: string;
+}
+export const MANAGED_BY_FIELDS = fields<ManagedBy>({ kind: true, namespace: true, name: true, uid: true });
+
+export interface Site {
+  id: string;
+  name: string;
+  /** Normalized host names; subdomains are included. */
+  allowedDomains: string[];
+  managedBy: ManagedBy | null;
+  createdAt: string;
+  updatedAt: string;
+}
+export const SITE_FIELDS = fields<Site>({ id: true, name: true, allowedDomains: true, managedBy: true, createdAt: true, updatedAt: true });
+
+export interface SiteCreateParams {
+  allowedDomains: string[];
+  /** Defaults to the first allowed domain. */
+  name?: string;
+}
+export const SITE_CREATE_FIELDS = fields<SiteCreateParams>({ allowedDomains: true, name: true });
+
+export interface SiteUpdateParams {
+  /** Replaces the whole list. */
+  allowedDomains?: string[];
+  name?: string;
+}
+export const SITE_UPDATE_FIELDS = fields<SiteUpdateParams>({ allowedDomains: true, name: true });
+
+/** An API key as lists show it: never its secret. */
+export interface ApiKey {
+  id: string;
+  name: string;
+  kind: (typeof KEY_KINDS)[number];
+  siteId: string | null;
+  restrictDomains: boolean;
+  unsignedLinks: boolean;
+  /** The first characters of the key, to tell keys apart. */
+  prefix: string;
+  managedBy: ManagedBy | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+export const API_KEY_FIELDS = fields<ApiKey>({
+  id: true, name: true, kind: true, siteId: true, restrictDomains: true, unsignedLinks: true, prefix: true, managedBy: true, createdAt: true, lastUsedAt: true,
+});
+
+/** A key as create and regenerate answer it, once: with the key itself and its signing secret. */
+export interface IssuedApiKey extends ApiKey {
+  key: string;
+  /** Signs render links and webhooks (HMAC-SHA256). */
+  signingSecret: string;
+}
+export const ISSUED_API_KEY_FIELDS = fields<IssuedApiKey>({
+  ...Object.fromEntries(API_KEY_FIELDS.map((name) => [name, true])) as FieldSet<ApiKey>,
+  key: true,
+  signingSecret: true,
+});
+
+export interface KeyCreateParams {
+  name: string;
+  /** Makes a site key; without it the key has full access. */
+  siteId?: string;
+  /** Site keys only: capture only the site's allowed domains. */
+  restrictDomains?: boolean;
+  /** Site keys only: let render links carry this key itself, unsigned. */
+  unsignedLinks?: boolean;
+}
+export const KEY_CREATE_FIELDS = fields<KeyCreateParams>({ name: true, siteId: true, restrictDomains: true, unsignedLinks: true });
+
+export interface Deleted {
+  /** The id of the deleted object. */
+  deleted: string;
+}
+export const DELETED_FIELDS = fields<Deleted>({ deleted: true });
+
+export interface UsageCounts {
+  captures: number;
+  failures: number;
+  /** Bytes of images returned. */
+  bytes: number;
+}
+export const USAGE_COUNTS_FIELDS = fields<UsageCounts>({ captures: true, failures: true, bytes: true });
+
+export interface Usage {
+  /** By site id. */
+  sites: Record<string, UsageCounts>;
+  /** By key id. */
+  keys: Record<string, UsageCounts>;
+  /** By monitor id. */
+  monitors: Record<string, UsageCounts>;
+}
+export const USAGE_FIELDS = fields<Usage>({ sites: true, keys: true, monitors: true });
+
+/** A rectangle in CSS pixels of the picture. */
+export interface Region {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+export const REGION_FIELDS = fields<Region>({ left: true, top: true, width: true, height: true });
+
+/** A page of a monitor: its name, URL and the capture options that make sense there. */
+export interface MonitorPage extends VisitOptions {
+  /** A DNS label, unique in the monitor. */
+  name: string;
+  url: string;
+  quality?: Quality;
+  fullPage?: boolean;
+  removeAds?: boolean;
+  wait?: number;
+  waitForSelector?: string;
+  selector?: string;
+  hideSelectors?: string[];
+  darkMode?: boolean;
+  reducedMotion?: boolean;
+  /** Left out of the comparison. */
+  ignoreRegions?: Region[];
+  /** Write-only: answers say `hasCredentials`. */
+  credentials?: PageCredentials;
+}
+const MONITOR_PAGE_SET: FieldSet<MonitorPage> = {
+  name: true, url: true, quality: true, fullPage: true, removeAds: true, wait: true, waitForSelector: true, selector: true,
+  hideSelectors: true, darkMode: true, reducedMotion: true, ignoreRegions: true, credentials: true, userAgent: true, injectCss: true,
+  injectJs: true, click: true, blockResources: true, blockUrls: true, timezone: true, locale: true, geolocation: true,
+};
+export const MONITOR_PAGE_FIELDS = fields<MonitorPage>(MONITOR_PAGE_SET);
+
+/** A page as answers show it. */
+export interface MonitorPageView extends MonitorPage {
+  hasCredentials: boolean;
+}
+export const MONITOR_PAGE_VIEW_FIELDS = fields<MonitorPageView>({ ...MONITOR_PAGE_SET, hasCredentials: true });
+
+export interface MonitorCompare {
+  /** The share of pixels (0 to 1) that may differ before a page counts as changed. */
+  threshold?: number;
+  baseline?: (typeof BASELINE_MODES)[number];
+  /** How different two pixels must be to count (0 to 1). */
+  pixelTolerance?: number;
+}
+export const MONITOR_COMPARE_FIELDS = fields<MonitorCompare>({ threshold: true, baseline: true, pixelTolerance: true });
+
+export interface MonitorCreateParams {
+  /** A DNS label, unique in the account. */
+  name: string;
+  siteId?: string;
+  /** Five-field cron or @hourly, @daily, @weekly, @monthly, @yearly. */
+  schedule: string;
+  timeZone?: string;
+  suspend?: boolean;
+  historyLimit?: number;
+  compare?: MonitorCompare;
+  pages: MonitorPage[];
+}
+const MONITOR_SPEC_SET: FieldSet<MonitorCreateParams> = {
+  name: true, siteId: true, schedule: true, timeZone: true, suspend: true, historyLimit: true, compare: true, pages: true,
+};
+export const MONITOR_CREATE_FIELDS = fields<MonitorCreateParams>(MONITOR_SPEC_SET);
+
+/** Fields given replace the current ones; `pages` replaces the list, `compare` merges; `siteId: null` removes the site. */
+export type MonitorUpdateParams = Partial<Omit<MonitorCreateParams, 'siteId'>> & { siteId?: string | null };
+export const MONITOR_UPDATE_FIELDS = fields<MonitorUpdateParams>(MONITOR_SPEC_SET);
+
+export interface Monitor {
+  id: string;
+  name: string;
+  siteId: string | null;
+  schedule: string;
+  timeZone: string;
+  suspend: boolean;
+  historyLimit: number;
+  compare: MonitorCompare;
+  pages: MonitorPageView[];
+  /** Page name → the id of its baseline picture. */
+  baselines: Record<string, string>;
+  managedBy: ManagedBy | null;
+  /** Null while suspended. */
+  nextRunAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+export const MONITOR_FIELDS = fields<Monitor>({
+  ...MONITOR_SPEC_SET, id: true, baselines: true, managedBy: true, nextRunAt: true, createdAt: true, updatedAt: true,
+});
+
+export interface MonitorRunPage {
+  page: string;
+  outcome: (typeof PAGE_OUTCOMES)[number];
+  diffRatio: number | null;
+  regions: Region[];
+  captureImageId: string | null;
+  diffImageId: string | null;
+  baselineImageId: string | null;
+  error: string | null;
+}
+export const MONITOR_RUN_PAGE_FIELDS = fields<MonitorRunPage>({
+  page: true, outcome: true, diffRatio: true, regions: true, captureImageId: true, diffImageId: true, baselineImageId: true, error: true,
+});
+
+export interface MonitorRun {
+  id: string;
+  trigger: (typeof RUN_TRIGGERS)[number];
+  scheduledAt: string;
+  startedAt: string;
+  finishedAt: string;
+  pages: MonitorRunPage[];
+}
+export const MONITOR_RUN_FIELDS = fields<MonitorRun>({ id: true, trigger: true, scheduledAt: true, startedAt: true, finishedAt: true, pages: true });
+
+export interface RunNowResult {
+  /** The run's job; its run appears in `monitors.runs()` once finished. */
+  jobId: string;
+}
+export const RUN_NOW_FIELDS = fields<RunNowResult>({ jobId: true });
+
+export interface AcceptBaselineParams {
+  runId: string;
+  page: string;
+}
+export const ACCEPT_BASELINE_FIELDS = fields<AcceptBaselineParams>({ runId: true, page: true });
