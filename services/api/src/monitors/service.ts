@@ -36,6 +36,8 @@ export interface MonitorServiceDeps {
   runner: JobRunner;
   config: MonitorsConfig;
   logger: Logger;
+  /** The scheduler's clock; tests pass their own. */
+  now?: () => Date;
 }
 
 export interface MonitorService {
@@ -84,17 +86,27 @@ export function startMonitorService(deps: MonitorServiceDeps): MonitorService {
       idempotencyKey: key,
     });
 
+  // A monitor created or changed after the previous tick read the monitors, less than a tick before
+  // a boundary, was not there to have that boundary queued: this tick queues every boundary since
+  // the previous one began (late, but once: the idempotency key), then the next one to come. Never
+  // one before the monitor's last change, which its previous generation already ran.
+  const clock = deps.now ?? (() => new Date());
+  let previousTickAt: Date | undefined;
   async function tick(): Promise<void> {
-    const now = new Date();
+    const now = clock();
+    const since = previousTickAt ?? now;
+    previousTickAt = now;
     for (const monitor of await store.listAllMonitors()) {
       if (monitor.suspend) continue;
-      const after = new Date(Math.max(now.getTime(), monitor.scheduleStartedAt.getTime()));
-      const next = nextRunAfter(monitor.schedule, monitor.timeZone, after);
-      if (next === null) continue;
-      try {
-        await enqueue(monitor, next, 'schedule', `monitor:${monitor.id}:${monitor.generation}:${next.toISOString()}`);
-      } catch (err) {
-        logger.warn({ err, monitorId: monitor.id }, 'Could not queue a monitor run; trying again at the next tick');
+      let after = new Date(Math.max(since.getTime(), monitor.scheduleStartedAt.getTime(), monitor.updatedAt.getTime()));
+      for (let next = nextRunAfter(monitor.schedule, monitor.timeZone, after); next !== null; next = nextRunAfter(monitor.schedule, monitor.timeZone, after)) {
+        try {
+          await enqueue(monitor, next, 'schedule', `monitor:${monitor.id}:${monitor.generation}:${next.toISOString()}`);
+        } catch (err) {
+          logger.warn({ err, monitorId: monitor.id }, 'Could not queue a monitor run; trying again at the next tick');
+        }
+        if (next > now) break;
+        after = next;
       }
     }
   }
