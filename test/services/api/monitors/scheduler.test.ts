@@ -38,7 +38,7 @@ describe('the monitor scheduler', () => {
     clock = new Date(Date.now() - 2000);
     // A tick far longer than the test: the test ticks by hand.
     const config = { images: { backend: 'disk' as const, dir: '' }, slotSharePercent: 50, schedulerIntervalMs: 60_000, runConcurrency: 1 };
-    service = startMonitorService({ store, renderer: createStubRenderer({ capacity: 1 }), images, runner, config, logger: silentLogger, now: () => clock });
+    service = startMonitorService({ store, renderer: createStubRenderer({ capacity: 1, delayMs: () => 0 }), images, runner, config, logger: silentLogger, now: () => clock });
     await service.tick();
   });
   afterEach(async () => {
