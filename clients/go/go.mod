@@ -1,0 +1,3 @@
+module github.com/viewfinder/viewfinder/clients/go
+
+go 1.26

@@ -1,0 +1,147 @@
+package viewfinder
+
+import (
+	"context"
+	"net/http"
+)
+
+// The hosted management API (docs/hosted.md, "Management API"): every call needs a full-access
+// key; a site key gets 403 (ErrPermission). None of its lists is paginated: each answers the
+// account's whole list.
+
+// SiteService manages the account's sites.
+type SiteService struct{ c *Client }
+
+// List answers every site of the account.
+func (s *SiteService) List(ctx context.Context) ([]Site, error) {
+	var answer struct {
+		Sites []Site `json:"sites"`
+	}
+	err := s.c.call(ctx, request{method: http.MethodGet, path: "/api/sites", idempotent: true}, &answer)
+	return answer.Sites, err
+}
+
+// Create makes a site.
+func (s *SiteService) Create(ctx context.Context, params *SiteCreateParams) (*Site, error) {
+	return callFor[Site](ctx, s.c, request{method: http.MethodPost, path: "/api/sites", body: params})
+}
+
+// Get reads a site.
+func (s *SiteService) Get(ctx context.Context, id string) (*Site, error) {
+	return callFor[Site](ctx, s.c, request{method: http.MethodGet, path: pathOf("/api/sites", id), idempotent: true})
+}
+
+// Update changes a site's name or allowed domains; keys apply the new domains from their next request.
+func (s *SiteService) Update(ctx context.Context, id string, params *SiteUpdateParams) (*Site, error) {
+	return callFor[Site](ctx, s.c, request{method: http.MethodPatch, path: pathOf("/api/sites", id), body: params})
+}
+
+// Delete deletes a site and the keys scoped to it.
+func (s *SiteService) Delete(ctx context.Context, id string) error {
+	return s.c.call(ctx, request{method: http.MethodDelete, path: pathOf("/api/sites", id), idempotent: true}, nil)
+}
+
+// KeyService manages the account's API keys.
+type KeyService struct{ c *Client }
+
+// List answers every key of the account, never their secrets.
+func (s *KeyService) List(ctx context.Context) ([]Key, error) {
+	var answer struct {
+		Keys []Key `json:"keys"`
+	}
+	err := s.c.call(ctx, request{method: http.MethodGet, path: "/api/keys", idempotent: true}, &answer)
+	return answer.Keys, err
+}
+
+// Create makes a key: the answer holds the key and its signing secret, this once.
+func (s *KeyService) Create(ctx context.Context, params *KeyCreateParams) (*IssuedKey, error) {
+	return callFor[IssuedKey](ctx, s.c, request{method: http.MethodPost, path: "/api/keys", body: params})
+}
+
+// Regenerate replaces a key and its signing secret; the old ones stop working at once.
+func (s *KeyService) Regenerate(ctx context.Context, id string) (*IssuedKey, error) {
+	return callFor[IssuedKey](ctx, s.c, request{method: http.MethodPost, path: pathOf("/api/keys", id, "regenerate")})
+}
+
+// Delete deletes a key; it stops working at once.
+func (s *KeyService) Delete(ctx context.Context, id string) error {
+	return s.c.call(ctx, request{method: http.MethodDelete, path: pathOf("/api/keys", id), idempotent: true}, nil)
+}
+
+// UsageService reads the account's usage.
+type UsageService struct{ c *Client }
+
+// Get answers captures, failures and image bytes per site, key and monitor.
+func (s *UsageService) Get(ctx context.Context) (*Usage, error) {
+	return callFor[Usage](ctx, s.c, request{method: http.MethodGet, path: "/api/usage", idempotent: true})
+}
+
+// MonitorService manages page monitors (docs/monitors.md).
+type MonitorService struct{ c *Client }
+
+// List answers the account's monitors, oldest first.
+func (s *MonitorService) List(ctx context.Context) ([]Monitor, error) {
+	var monitors []Monitor
+	err := s.c.call(ctx, request{method: http.MethodGet, path: "/api/monitors", idempotent: true}, &monitors)
+	return monitors, err
+}
+
+// Create makes a monitor.
+func (s *MonitorService) Create(ctx context.Context, params *MonitorParams) (*Monitor, error) {
+	return callFor[Monitor](ctx, s.c, request{method: http.MethodPost, path: "/api/monitors", body: params})
+}
+
+// Get reads a monitor, with its next run and its baselines.
+func (s *MonitorService) Get(ctx context.Context, id string) (*Monitor, error) {
+	return callFor[Monitor](ctx, s.c, request{method: http.MethodGet, path: pathOf("/api/monitors", id), idempotent: true})
+}
+
+// Update changes a monitor.
+func (s *MonitorService) Update(ctx context.Context, id string, params *MonitorUpdateParams) (*Monitor, error) {
+	return callFor[Monitor](ctx, s.c, request{method: http.MethodPatch, path: pathOf("/api/monitors", id), body: params})
+}
+
+// Delete deletes a monitor with its runs and pictures.
+func (s *MonitorService) Delete(ctx context.Context, id string) error {
+	return s.c.call(ctx, request{method: http.MethodDelete, path: pathOf("/api/monitors", id), idempotent: true}, nil)
+}
+
+// RunNow queues a run outside the schedule and answers its job id; while one is pending, the same
+// id (a retried call makes one run).
+func (s *MonitorService) RunNow(ctx context.Context, id string) (string, error) {
+	var answer struct {
+		JobID string `json:"jobId"`
+	}
+	err := s.c.call(ctx, request{method: http.MethodPost, path: pathOf("/api/monitors", id, "runs"), idempotent: true}, &answer)
+	return answer.JobID, err
+}
+
+// Runs answers the monitor's runs, newest first (at most its historyLimit).
+func (s *MonitorService) Runs(ctx context.Context, id string) ([]MonitorRun, error) {
+	var runs []MonitorRun
+	err := s.c.call(ctx, request{method: http.MethodGet, path: pathOf("/api/monitors", id, "runs"), idempotent: true}, &runs)
+	return runs, err
+}
+
+// AcceptBaseline makes a run's picture of a page that page's baseline.
+func (s *MonitorService) AcceptBaseline(ctx context.Context, id string, params *BaselineParams) (*Monitor, error) {
+	return callFor[Monitor](ctx, s.c, request{method: http.MethodPost, path: pathOf("/api/monitors", id, "baseline"), body: params, idempotent: true})
+}
+
+// Image answers one of the monitor's pictures (a capture, a diff or a baseline) as PNG bytes.
+func (s *MonitorService) Image(ctx context.Context, id, imageID string) ([]byte, error) {
+	res, err := s.c.do(ctx, request{method: http.MethodGet, path: pathOf("/api/monitors", id, "images", imageID), accept: "image/png", idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return res.body, nil
+}
+
+// callFor is a call whose JSON answer is one T.
+func callFor[T any](ctx context.Context, c *Client, r request) (*T, error) {
+	var out T
+	if err := c.call(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -1,0 +1,136 @@
+package viewfinder
+
+// MonitorParams is the body of POST /api/monitors (docs/monitors.md).
+type MonitorParams struct {
+	// Name is a DNS label, unique in the account.
+	Name string `json:"name"`
+	// SiteID limits the monitor to a site's allowed domains; without it, the account's full access.
+	SiteID string `json:"siteId,omitempty"`
+	// Schedule is a five-field cron, or @hourly, @daily...
+	Schedule string `json:"schedule"`
+	// TimeZone is the IANA zone the schedule is read in (UTC).
+	TimeZone     string          `json:"timeZone,omitempty"`
+	Suspend      bool            `json:"suspend,omitempty"`
+	HistoryLimit int             `json:"historyLimit,omitempty"`
+	Compare      *MonitorCompare `json:"compare,omitempty"`
+	Pages        []MonitorPage   `json:"pages"`
+}
+
+// MonitorUpdateParams is the body of PATCH /api/monitors/{id}: the fields given replace the
+// current ones (Pages the whole list; Compare merges).
+type MonitorUpdateParams struct {
+	Name string `json:"name,omitempty"`
+	// SiteID moves the monitor to another site of the account.
+	SiteID       string          `json:"siteId,omitempty"`
+	Schedule     string          `json:"schedule,omitempty"`
+	TimeZone     string          `json:"timeZone,omitempty"`
+	Suspend      *bool           `json:"suspend,omitempty"`
+	HistoryLimit int             `json:"historyLimit,omitempty"`
+	Compare      *MonitorCompare `json:"compare,omitempty"`
+	Pages        []MonitorPage   `json:"pages,omitempty"`
+}
+
+// MonitorCompare says when a page counts as changed.
+type MonitorCompare struct {
+	// Threshold is the share of pixels (0 to 1) that may differ (0.001).
+	Threshold *float64 `json:"threshold,omitempty"`
+	// Baseline is "accepted" (the default) or "previous".
+	Baseline string `json:"baseline,omitempty"`
+	// PixelTolerance is how different two pixels must be to count (0.1).
+	PixelTolerance *float64 `json:"pixelTolerance,omitempty"`
+}
+
+// MonitorPage is one page of a monitor, with the capture options that make sense there.
+type MonitorPage struct {
+	Name            string       `json:"name"`
+	URL             string       `json:"url"`
+	Quality         Quality      `json:"quality,omitempty"`
+	FullPage        bool         `json:"fullPage,omitempty"`
+	RemoveAds       *bool        `json:"removeAds,omitempty"`
+	Wait            int          `json:"wait,omitempty"`
+	WaitForSelector string       `json:"waitForSelector,omitempty"`
+	Selector        string       `json:"selector,omitempty"`
+	HideSelectors   []string     `json:"hideSelectors,omitempty"`
+	DarkMode        bool         `json:"darkMode,omitempty"`
+	ReducedMotion   bool         `json:"reducedMotion,omitempty"`
+	IgnoreRegions   []Region     `json:"ignoreRegions,omitempty"`
+	UserAgent       string       `json:"userAgent,omitempty"`
+	InjectCSS       string       `json:"injectCss,omitempty"`
+	InjectJS        string       `json:"injectJs,omitempty"`
+	Click           string       `json:"click,omitempty"`
+	BlockResources  []string     `json:"blockResources,omitempty"`
+	BlockURLs       []string     `json:"blockUrls,omitempty"`
+	Timezone        string       `json:"timezone,omitempty"`
+	Locale          string       `json:"locale,omitempty"`
+	Geolocation     *Geolocation `json:"geolocation,omitempty"`
+	Credentials     *Credentials `json:"credentials,omitempty"`
+}
+
+// Credentials of a page behind a login; write-only (answers say HasCredentials instead).
+type Credentials struct {
+	Headers       map[string]string `json:"headers,omitempty"`
+	Cookies       []Cookie          `json:"cookies,omitempty"`
+	Authorization *Authorization    `json:"authorization,omitempty"`
+}
+
+// Region is a rectangle in CSS pixels of the picture, from its top left corner.
+type Region struct {
+	Left   int `json:"left"`
+	Top    int `json:"top"`
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+// Monitor is a page monitor as the API shows it.
+type Monitor struct {
+	ID           string            `json:"id"`
+	Name         string            `json:"name"`
+	SiteID       *string           `json:"siteId"`
+	Schedule     string            `json:"schedule"`
+	TimeZone     string            `json:"timeZone"`
+	Suspend      bool              `json:"suspend"`
+	HistoryLimit int               `json:"historyLimit"`
+	Compare      MonitorCompare    `json:"compare"`
+	Pages        []MonitorPageView `json:"pages"`
+	// Baselines maps a page's name to its baseline picture's id.
+	Baselines map[string]string `json:"baselines"`
+	ManagedBy *ManagedBy        `json:"managedBy"`
+	NextRunAt *string           `json:"nextRunAt"`
+	CreatedAt string            `json:"createdAt"`
+	UpdatedAt string            `json:"updatedAt"`
+}
+
+// MonitorPageView is a monitor's page as answers show it: its credentials only as HasCredentials.
+type MonitorPageView struct {
+	MonitorPage
+	HasCredentials bool `json:"hasCredentials"`
+}
+
+// MonitorRun is one run of a monitor, with each page's outcome.
+type MonitorRun struct {
+	ID          string           `json:"id"`
+	Trigger     string           `json:"trigger"` // schedule or manual
+	ScheduledAt string           `json:"scheduledAt"`
+	StartedAt   string           `json:"startedAt"`
+	FinishedAt  string           `json:"finishedAt"`
+	Pages       []MonitorRunPage `json:"pages"`
+}
+
+// MonitorRunPage is a page's outcome in a run: baseline, unchanged, changed or failed.
+type MonitorRunPage struct {
+	Page            string   `json:"page"`
+	Outcome         string   `json:"outcome"`
+	DiffRatio       *float64 `json:"diffRatio"`
+	Regions         []Region `json:"regions"`
+	CaptureImageID  *string  `json:"captureImageId"`
+	DiffImageID     *string  `json:"diffImageId"`
+	BaselineImageID *string  `json:"baselineImageId"`
+	Error           *string  `json:"error"`
+}
+
+// BaselineParams is the body of POST /api/monitors/{id}/baseline: accept that run's picture of the
+// page as its baseline.
+type BaselineParams struct {
+	RunID string `json:"runId"`
+	Page  string `json:"page"`
+}
