@@ -25,7 +25,13 @@ let child: ChildProcess | undefined;
 /** The Node that runs the service: VIEWFINDER_NODE, else this one (the tests need Node 22 or newer too). */
 export const SERVICE_NODE = process.env.VIEWFINDER_NODE || process.execPath;
 
+/**
+ * The service's JSON line: from VIEWFINDER_TEST_SERVICE when set (a serve-for-clients.ts you keep
+ * running while you work on the library), else from a serve-for-clients.ts started now.
+ */
 export function service(): Promise<Service> {
+  const given = process.env.VIEWFINDER_TEST_SERVICE;
+  if (given) started ??= Promise.resolve(JSON.parse(given) as Service);
   started ??= new Promise<Service>((resolve, reject) => {
     const proc = spawn(SERVICE_NODE, ['test/clients/serve-for-clients.ts'], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     child = proc;
