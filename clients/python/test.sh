@@ -56,4 +56,5 @@ fi
 
 cd "$root"
 export VIEWFINDER_REPO_ROOT="$root" PYTHONDONTWRITEBYTECODE=1
-exec "$venv/bin/python" -m pytest "$here/tests" -p no:cacheprovider "$@"
+[ $# -gt 0 ] || set -- "$here/tests"
+exec "$venv/bin/python" -m pytest -p no:cacheprovider "$@"
