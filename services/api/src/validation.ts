@@ -21,18 +21,25 @@ export function isHttpUrl(value: string): boolean {
 export type MessageRule = (error: ErrorObject) => string | undefined;
 
 /**
- * `check` adds what a schema cannot say (numbers compared across fields, say), as 400 texts; it runs
- * only on a body that passed the schema.
+ * `check` adds what a schema cannot say (numbers compared across fields, say), as 400 texts. It sees
+ * the body's fields that passed the schema, also when others did not, so that a request with several
+ * mistakes hears of all of them at once.
  */
 export function compileValidator<T>(schema: JSONSchemaType<T> | object, rules: MessageRule[], check?: (body: T) => string[]): (body: unknown) => T {
   const validate = ajv.compile(schema) as ValidateFunction<T>;
   return (body) => {
-    const messages = validate(body)
-      ? (check?.(body) ?? [])
-      : (validate.errors ?? []).map((error) => rules.map((rule) => rule(error)).find(Boolean) ?? describe(error));
+    const errors = validate(body) ? [] : (validate.errors ?? []);
+    const messages = errors.map((error) => rules.map((rule) => rule(error)).find(Boolean) ?? describe(error));
+    if (check && typeof body === 'object' && body !== null && !Array.isArray(body)) messages.push(...check(fieldsThatPassed(body, errors) as T));
     if (messages.length === 0) return body as T;
     throw new BadRequest([...new Set(messages)].join('; '));
   };
+}
+
+/** The body without the fields that an error points into (a JSON pointer's first token). */
+function fieldsThatPassed(body: object, errors: ErrorObject[]): object {
+  const failed = new Set(errors.filter((error) => error.instancePath !== '').map((error) => error.instancePath.split('/')[1]!.replaceAll('~1', '/').replaceAll('~0', '~')));
+  return Object.fromEntries(Object.entries(body).filter(([field]) => !failed.has(field)));
 }
 
 function describe(error: ErrorObject): string {
