@@ -26,7 +26,8 @@ fi
 
 # What the tests need beyond Node, as npm package specs.
 needs=(typescript@5.9 @types/node@^24.19.2 koa@^3.3.0 @types/koa@^3.0.3)
-if [[ -x $root/node_modules/.bin/tsc && -d $root/node_modules/@types/node && -d $root/node_modules/koa ]]; then
+# VIEWFINDER_TS_DEPS=cache uses the cache even when the repository has them (to test that path).
+if [[ ${VIEWFINDER_TS_DEPS:-} != cache && -x $root/node_modules/.bin/tsc && -d $root/node_modules/@types/node && -d $root/node_modules/koa ]]; then
   export VIEWFINDER_TSC=$root/node_modules/.bin/tsc
 else
   if ! command -v npm >/dev/null 2>&1; then
@@ -42,7 +43,8 @@ else
   fi
   export VIEWFINDER_TSC=$cache/node_modules/.bin/tsc
   # Type declarations and koa resolve from the package's node_modules: point it at the cache's.
-  if [[ ! -e $here/node_modules ]]; then ln -s "$cache/node_modules" "$here/node_modules"; fi
+  # (A node_modules of its own, from `npm install` here, is left as it is.)
+  if [[ -L $here/node_modules || ! -e $here/node_modules ]]; then ln -sfn "$cache/node_modules" "$here/node_modules"; fi
 fi
 
 flags=(--test --test-isolation=none)
