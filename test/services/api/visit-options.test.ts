@@ -420,6 +420,12 @@ describe('visit options: html, credentials, injected code, blocking, locale and 
       const refused = await request(hosted.app.callback()).get(link([['url', url], ['authorization.type', 'bearer'], ['authorization.token', 'abc']]));
       expect(refused.status).to.equal(400);
       expect(refused.body).to.deep.equal({ success: false, error: CREDENTIALS_IN_LINK });
+      // headers and cookies by any spelling a link can give them: the documented refusal, never a validation text (issue 44).
+      for (const credentials of [[['headers.Accept', 'text/html']], [['headers.X-Api-Key', 'secret']], [['headers', 'Cookie: a=b']], [['cookies', 'session=1']], [['cookies.name', 'session'], ['cookies.value', '1']]] as [string, string][][]) {
+        const answer = await request(hosted.app.callback()).get(link([['url', url], ...credentials]));
+        expect(answer.status, JSON.stringify(credentials)).to.equal(400);
+        expect(answer.body, JSON.stringify(credentials)).to.deep.equal({ success: false, error: CREDENTIALS_IN_LINK });
+      }
       const rendered = await request(hosted.app.callback()).get(link([['url', url], ['locale', 'fr-FR'], ['blockResources', 'images']]));
       expect(rendered.status, rendered.text).to.equal(200);
       expect(target.hits.find((hit) => hit.path === '/whoami')!.headers['accept-language']).to.equal('fr-FR');

@@ -4,7 +4,7 @@ import { looksLikeApiKey } from '../../../../../lib/api-keys.ts';
 import { BadRequest, Forbidden, Unauthorized } from '../../../../../lib/errors.ts';
 import { LINK_PARAMETERS, RENDER_PATH, signatureMatches, splitSignedQuery } from '../../../../../lib/render-links.ts';
 import type { Store } from '../../../../../lib/store/store.ts';
-import { hasCredentials } from '../../../../renderer/src/capture/visit-options.ts';
+import { CREDENTIAL_OPTIONS, hasCredentials } from '../../../../renderer/src/capture/visit-options.ts';
 import { CAPTURE_FORMATS, DEFAULT_IMAGE_FORMAT, MIME_TYPES } from '../../../../renderer/src/capture/image-formats.ts';
 import { authenticate, touchKey, type Principal } from '../../auth/hosted-key.ts';
 import { recordAuthFailure } from '../../metrics.ts';
@@ -54,6 +54,8 @@ export function optionsFromQuery(query: URLSearchParams): Record<string, unknown
   const body: Record<string, unknown> = {};
   for (const name of new Set(query.keys())) {
     if ((LINK_PARAMETERS as readonly string[]).includes(name)) continue;
+    // By name, before the value's shape could make another 400 of it (headers=..., cookies.name=...).
+    if ((CREDENTIAL_OPTIONS as readonly string[]).includes(name.split('.')[0]!)) throw new BadRequest(CREDENTIALS_IN_LINK);
     const values = query.getAll(name);
     const path = name.split('.');
     // A name is a field path of the schema's shape; __proto__ and the like never reach an object.
