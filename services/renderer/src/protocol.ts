@@ -7,7 +7,9 @@
  *                       X-Request-Id: the API's request id (optional)
  *   200                 Content-Type: image/png (or image/jpeg, image/webp, application/pdf: the request's
  *                       format), body: the image or PDF bytes; metadata in headers:
- *                       X-Image-Width, X-Image-Height (a PDF's first page in CSS px), X-Image-Truncated (true|false), X-Wait-Ms
+ *                       X-Image-Width, X-Image-Height (a PDF's first page in CSS px), X-Image-Truncated (true|false), X-Wait-Ms;
+ *                       with a `report` asked: X-Report-Bytes, and the body is the image followed by that many
+ *                       bytes of the page report's JSON (report/page-report.ts)
  *   4xx/5xx             the typed error of lib/errors.ts as JSON: {success:false,error} (401: {error})
  *   every answer        the renderer's load after this capture: X-Renderer-Capacity, X-Renderer-Free-Slots,
  *                       X-Renderer-Queued (what the API balances on, see RendererLoad)
@@ -34,6 +36,7 @@ import { pdfOptionsProblems, pdfOptionsSchema } from './capture/pdf.ts';
 import { PROFILE_NAMES } from './capture/profiles.ts';
 import { HTML_DOCUMENT_URL, type CaptureRequest, type CaptureResult, type RendererStats } from './renderer.ts';
 import { hasCredentials, visitOptionsProblems, visitOptionsProperties } from './capture/visit-options.ts';
+import { reportRequestSchema, type PageReport } from './report/page-report.ts';
 
 export const CAPTURE_PATH = '/v1/captures';
 export const STATUS_PATH = '/v1/status';
@@ -82,19 +85,23 @@ export function loadFromHeaders(headers: IncomingHttpHeaders): RendererLoad | un
 export const MAX_SELECTOR_LENGTH = 1024;
 export const MAX_HIDE_SELECTORS = 50;
 
-const HEADER = { width: 'x-image-width', height: 'x-image-height', truncated: 'x-image-truncated', waitMs: 'x-wait-ms' } as const;
+const HEADER = { width: 'x-image-width', height: 'x-image-height', truncated: 'x-image-truncated', waitMs: 'x-wait-ms', reportBytes: 'x-report-bytes' } as const;
 
-export function resultHeaders(result: CaptureResult): Record<string, string> {
-  return {
+/** A 200's headers and body: the image, then the report's JSON when there is one (its length in X-Report-Bytes). */
+export function resultAnswer(result: CaptureResult): { headers: Record<string, string>; body: Buffer } {
+  const headers = {
     [HEADER.width]: String(result.width),
     [HEADER.height]: String(result.height),
     [HEADER.truncated]: String(result.truncated),
     [HEADER.waitMs]: String(result.waitMs),
   };
+  if (!result.report) return { headers, body: result.image };
+  const report = Buffer.from(JSON.stringify(result.report), 'utf8');
+  return { headers: { ...headers, [HEADER.reportBytes]: String(report.byteLength) }, body: Buffer.concat([result.image, report]) };
 }
 
 /** Rebuilds the CaptureResult from a 200's body and headers; a malformed answer is a failed capture. */
-export function resultFromResponse(image: Buffer, headers: IncomingHttpHeaders): CaptureResult {
+export function resultFromResponse(body: Buffer, headers: IncomingHttpHeaders): CaptureResult {
   const malformed = () => new CaptureFailed('Screenshot generation failed: the renderer sent a malformed answer');
   const format = formatOfMimeType(headers['content-type']);
   if (format === undefined) throw malformed();
@@ -103,7 +110,10 @@ export function resultFromResponse(image: Buffer, headers: IncomingHttpHeaders):
     if (!Number.isSafeInteger(value) || value < 0) throw malformed();
     return value;
   };
-  return {
+  const reportBytes = headers[HEADER.reportBytes] === undefined ? 0 : integer(HEADER.reportBytes);
+  if (reportBytes > body.byteLength) throw malformed();
+  const image = reportBytes === 0 ? body : body.subarray(0, body.byteLength - reportBytes);
+  const result: CaptureResult = {
     image,
     format,
     width: integer(HEADER.width),
@@ -112,6 +122,12 @@ export function resultFromResponse(image: Buffer, headers: IncomingHttpHeaders):
     truncated: headers[HEADER.truncated] === 'true',
     waitMs: integer(HEADER.waitMs),
   };
+  if (reportBytes === 0) return result;
+  try {
+    return { ...result, report: JSON.parse(body.subarray(image.byteLength).toString('utf8')) as PageReport };
+  } catch {
+    throw malformed();
+  }
 }
 
 /**
@@ -175,6 +191,7 @@ const captureRequestSchema = {
     darkMode: { type: 'boolean' },
     reducedMotion: { type: 'boolean' },
     freezeMotion: { type: 'boolean' },
+    report: reportRequestSchema,
     ...visitOptionsProperties,
   },
 } as const;

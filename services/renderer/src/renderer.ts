@@ -6,6 +6,7 @@ import type { CaptureFormat } from './capture/image-formats.ts';
 import type { PdfOptions } from './capture/pdf.ts';
 import type { ProfileName } from './capture/profiles.ts';
 import type { UpstreamTiming } from '../../../lib/http/server-timing.ts';
+import type { PageReport, ReportRequest } from './report/page-report.ts';
 
 export interface CaptureRequest {
   /** The page to load; HTML_DOCUMENT_URL when `html` is given instead. */
@@ -70,6 +71,11 @@ export interface CaptureRequest {
    * transitions, caret, smooth scrolling) so that an unchanged page gives the same pixels (freeze-motion.ts).
    */
   freezeMotion?: boolean;
+  /**
+   * Collect the page report in the same visit (report/page-report.ts). Absent: nothing of it runs,
+   * no listener and no DevTools call.
+   */
+  report?: ReportRequest;
 }
 
 /** What `url` holds for a capture of `html`: the document has no address of its own. */
@@ -104,6 +110,8 @@ export interface CaptureResult {
   truncated: boolean;
   /** How long the service waited after the load event before taking the picture. */
   waitMs: number;
+  /** Only when the request asked for a report. */
+  report?: PageReport;
 }
 
 export interface CaptureOptions {

@@ -15,7 +15,7 @@ import { routerFor } from '../../../lib/http/routes.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import { createHttpRequestDuration, httpMetrics, metricsEndpoint } from '../../../lib/metrics.ts';
 import { MIME_TYPES } from './capture/image-formats.ts';
-import { CAPTURE_PATH, DRAINING_HEADER, loadHeaders, loadOf, parseCaptureRequest, resultHeaders, STATUS_PATH, type RendererStatus } from './protocol.ts';
+import { CAPTURE_PATH, DRAINING_HEADER, loadHeaders, loadOf, parseCaptureRequest, resultAnswer, STATUS_PATH, type RendererStatus } from './protocol.ts';
 import type { Renderer } from './renderer.ts';
 
 export interface RendererServerDeps {
@@ -112,9 +112,10 @@ function captureHandler(renderer: Renderer, isShuttingDown: () => boolean): Midd
     const clientGone = abortWhenClientGoes(ctx);
     try {
       const result = await renderer.capture(request, { signal: clientGone.signal, requestId: ctx.state.requestId });
-      ctx.set(resultHeaders(result));
+      const { headers, body } = resultAnswer(result);
+      ctx.set(headers);
       ctx.type = MIME_TYPES[result.format];
-      ctx.body = result.image;
+      ctx.body = body;
     } finally {
       clientGone.dispose();
     }

@@ -14,6 +14,7 @@ import { sleep } from './sleep.ts';
 import { waitAtMost } from './wait-at-most.ts';
 import { actOnPage, navigationTarget, prepareVisit } from './visit.ts';
 import { smartWait, waitForLoadEvent, type SmartWaitSettings } from './smart-wait.ts';
+import { ReportCollector } from '../report/report-collector.ts';
 
 export interface CaptureLimits {
   /** Until DOMContentLoaded; past it the capture is a 408. */
@@ -64,7 +65,10 @@ function pictureArea(request: CaptureRequest, profile: Profile, limits: CaptureL
 /** Shortest cap the hints may set: even a page that was always instant gets this long. */
 const MIN_HINTED_WAIT_MS = 1000;
 
-/** Renders one request on a page that belongs to a fresh browser context. */
+/**
+ * Renders one request on a page that belongs to a fresh browser context; with `report`, the page
+ * report of the same visit is read once the picture is taken (report/report-collector.ts).
+ */
 export async function capturePage(
   page: Page,
   request: CaptureRequest,
@@ -78,40 +82,58 @@ export async function capturePage(
   await emulateMedia(page, request);
   await prepareVisit(page, request);
   if (request.freezeMotion) await prepareFrozenMotion(page);
-  const network = new NetworkMonitor(page, { longRequestMs: limits.longRequestMs });
+  const report = request.report ? new ReportCollector(page, request, request.report) : undefined;
+  const network = new NetworkMonitor(page, { longRequestMs: limits.longRequestMs, ...(report ? { observer: report } : {}) });
   try {
-    await cleaner?.beforeNavigation(page, request.removeAds);
-    const navigationStarted = performance.now();
-    await navigate(page, navigationTarget(request), limits.navigationTimeoutMs, signal);
-    await actOnPage(page, request, navigationStarted + limits.navigationTimeoutMs, signal);
-
-    const waitStarted = performance.now();
-    if (request.waitForSelector !== undefined) {
-      await waitForVisible(page, request.waitForSelector, navigationStarted + limits.navigationTimeoutMs, signal);
-    }
-    if (takesEarlyPicture(request)) {
-      const { image, waitMs } = await earlyPicture(page, request, profile, limits, network, cleaner, waitStarted, signal);
-      return encodedResult(image, request, false, waitMs);
-    }
-    await waitUntilReady(page, request, limits, network, waitStarted, signal);
-    if (wholeDocument(request)) {
-      const maxCssHeight = Math.floor(limits.fullPageMaxHeight / profile.viewport.deviceScaleFactor);
-      await revealLazyContent(page, network, limits.smartWait, performance.now() + limits.smartWait.maxMs, maxCssHeight);
-      signal?.throwIfAborted();
-      await smartWait(page, network, limits.smartWait, performance.now() + 1500, true);
-    }
-    const waitMs = Math.round(performance.now() - waitStarted);
-    signal?.throwIfAborted();
-
-    if (request.removeAds) await cleaner?.beforeScreenshot(page, pictureArea(request, profile, limits));
-    if (request.hideSelectors) await hideElements(page, request.hideSelectors);
-    if (request.freezeMotion) await settleFrozenMotion(page);
-    if (request.format === 'pdf') return pdfResult(await printPdf(page, request.pdf, limits.pdfMaxPages), waitMs);
-    const { image, truncated } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
-    return encodedResult(image, request, truncated, waitMs);
+    await report?.prepare();
+    const result = await visitAndPicture(page, request, profile, limits, network, cleaner, report, signal);
+    return report ? { ...result, report: await report.finish() } : result;
   } finally {
     network.stop();
+    report?.stop();
   }
+}
+
+async function visitAndPicture(
+  page: Page,
+  request: CaptureRequest,
+  profile: Profile,
+  limits: CaptureLimits,
+  network: NetworkMonitor,
+  cleaner: PageCleaner | undefined,
+  report: ReportCollector | undefined,
+  signal?: AbortSignal,
+): Promise<CaptureResult> {
+  await cleaner?.beforeNavigation(page, request.removeAds);
+  const navigationStarted = performance.now();
+  report?.markNavigationStart(navigationStarted);
+  await navigate(page, navigationTarget(request), limits.navigationTimeoutMs, signal);
+  await actOnPage(page, request, navigationStarted + limits.navigationTimeoutMs, signal);
+
+  const waitStarted = performance.now();
+  if (request.waitForSelector !== undefined) {
+    await waitForVisible(page, request.waitForSelector, navigationStarted + limits.navigationTimeoutMs, signal);
+  }
+  if (takesEarlyPicture(request)) {
+    const { image, waitMs } = await earlyPicture(page, request, profile, limits, network, cleaner, waitStarted, signal);
+    return encodedResult(image, request, false, waitMs);
+  }
+  await waitUntilReady(page, request, limits, network, waitStarted, signal);
+  if (wholeDocument(request)) {
+    const maxCssHeight = Math.floor(limits.fullPageMaxHeight / profile.viewport.deviceScaleFactor);
+    await revealLazyContent(page, network, limits.smartWait, performance.now() + limits.smartWait.maxMs, maxCssHeight);
+    signal?.throwIfAborted();
+    await smartWait(page, network, limits.smartWait, performance.now() + 1500, true);
+  }
+  const waitMs = Math.round(performance.now() - waitStarted);
+  signal?.throwIfAborted();
+
+  if (request.removeAds) await cleaner?.beforeScreenshot(page, pictureArea(request, profile, limits));
+  if (request.hideSelectors) await hideElements(page, request.hideSelectors);
+  if (request.freezeMotion) await settleFrozenMotion(page);
+  if (request.format === 'pdf') return pdfResult(await printPdf(page, request.pdf, limits.pdfMaxPages), waitMs);
+  const { image, truncated } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
+  return encodedResult(image, request, truncated, waitMs);
 }
 
 /** A PDF's width and height are its first page's, in CSS pixels; it is never cut (fullPage and selector do not apply). */

@@ -13,9 +13,17 @@ export function isIconFetch(request: HTTPRequest): boolean {
   return request.resourceType() === 'other' && request.initiator()?.type === 'other' && !request.isNavigationRequest();
 }
 
+/** Told of every request the page makes, the icon's included (a page report, report-collector.ts). */
+export interface RequestObserver {
+  started(request: HTTPRequest, at: number): void;
+  ended(request: HTTPRequest, at: number, failed: boolean): void;
+}
+
 export interface NetworkMonitorOptions {
   /** A request open longer than this is treated as long-polling and no longer waited for. */
   longRequestMs: number;
+  /** Absent unless the capture asked for a report. */
+  observer?: RequestObserver;
 }
 
 /**
@@ -34,13 +42,13 @@ export class NetworkMonitor {
     this.#options = options;
     page.on('request', this.#onStart);
     page.on('requestfinished', this.#onEnd);
-    page.on('requestfailed', this.#onEnd);
+    page.on('requestfailed', this.#onFail);
   }
 
   stop(): void {
     this.#page.off('request', this.#onStart);
     this.#page.off('requestfinished', this.#onEnd);
-    this.#page.off('requestfailed', this.#onEnd);
+    this.#page.off('requestfailed', this.#onFail);
     this.#inFlight.clear();
     this.#wake();
   }
@@ -83,17 +91,22 @@ export class NetworkMonitor {
   }
 
   readonly #onStart = (request: HTTPRequest) => {
+    this.#options.observer?.started(request, performance.now());
     if (isIconFetch(request)) return;
     this.#lastActivity = performance.now();
     if (STREAMING_TYPES.has(request.resourceType())) return;
     this.#inFlight.set(request, this.#lastActivity);
   };
 
-  readonly #onEnd = (request: HTTPRequest) => {
+  readonly #onFail = (request: HTTPRequest) => this.#ended(request, true);
+  readonly #onEnd = (request: HTTPRequest) => this.#ended(request, false);
+
+  #ended(request: HTTPRequest, failed: boolean): void {
+    this.#options.observer?.ended(request, performance.now(), failed);
     if (isIconFetch(request)) return;
     this.#lastActivity = performance.now();
     if (this.#inFlight.delete(request)) this.#wake();
-  };
+  }
 
   #wake(): void {
     const waiters = this.#waiters;

@@ -27,6 +27,10 @@ const BLOCKED_BODY = 'Blocked by the Viewfinder network guard\n';
  */
 export const UPSTREAM_ERROR_HEADER = 'x-viewfinder-upstream-error';
 
+/** On the proxy's own refusals, so that a page report tells the guard's 403 from a site's (report-collector.ts). */
+export const GUARD_REFUSAL_HEADER = 'x-viewfinder-guard';
+const REFUSAL_HEADERS = { 'content-type': 'text/plain', [GUARD_REFUSAL_HEADER]: 'refused' };
+
 const NET_ERRORS: Record<string, string> = {
   ECONNREFUSED: 'ERR_CONNECTION_REFUSED',
   ECONNRESET: 'ERR_CONNECTION_RESET',
@@ -58,7 +62,7 @@ export async function startFilteringProxy(guard: NetworkGuard, logger: Logger): 
     const target = URL.parse(req.url ?? '');
     if (!target || target.protocol !== 'http:') {
       // Only absolute-form http:// reaches a forward proxy; anything else is not ours to serve.
-      res.writeHead(403, { 'content-type': 'text/plain', connection: 'close' }).end(BLOCKED_BODY);
+      res.writeHead(403, { ...REFUSAL_HEADERS, connection: 'close' }).end(BLOCKED_BODY);
       return;
     }
     let destination;
@@ -71,7 +75,7 @@ export async function startFilteringProxy(guard: NetworkGuard, logger: Logger): 
         return;
       }
       refuse(target.hostname, err);
-      res.writeHead(403, { 'content-type': 'text/plain' }).end(BLOCKED_BODY);
+      res.writeHead(403, REFUSAL_HEADERS).end(BLOCKED_BODY);
       return;
     }
     const upstream = http.request({
