@@ -47,6 +47,14 @@ function withSite<T extends CaptureOptions>(context: Context, options: T): T {
   return { ...options, site_id: context.siteId };
 }
 
+/** What every resource holds: the context of the client that made it. */
+abstract class Resource {
+  protected readonly context: Context;
+  constructor(context: Context) {
+    this.context = context;
+  }
+}
+
 function header(response: Response, name: string): string | undefined {
   return response.headers.get(`Viewfinder-${name}`) ?? undefined;
 }
@@ -56,25 +64,20 @@ function numberHeader(response: Response, name: string): number | undefined {
 }
 
 /** Synchronous captures: `POST /api/screenshot` (hosted) or `POST /screenshot` (self-hosted). */
-export class Screenshots {
-  readonly #context: Context;
-  constructor(context: Context) {
-    this.#context = context;
-  }
-
+export class Screenshots extends Resource {
   #call(options: CaptureOptions, accept: string | undefined, requestOptions: RequestOptions | undefined): Call {
-    const path = this.#context.mode === 'hosted' ? '/api/screenshot' : '/screenshot';
-    return { method: 'POST', path, body: withSite(this.#context, options), ...(accept ? { accept } : {}), options: requestOptions };
+    const path = this.context.mode === 'hosted' ? '/api/screenshot' : '/screenshot';
+    return { method: 'POST', path, body: withSite(this.context, options), ...(accept ? { accept } : {}), options: requestOptions };
   }
 
   /** Captures and answers the JSON result, the image as a data URI. */
   create(options: CaptureOptions, requestOptions?: RequestOptions): Promise<ScreenshotResult> {
-    return this.#context.transport.json(this.#call(options, undefined, requestOptions));
+    return this.context.transport.json(this.#call(options, undefined, requestOptions));
   }
 
   /** Captures and answers the image's bytes (or the PDF's), with the other fields from the answer's headers. */
   async createImage(options: CaptureOptions, requestOptions?: RequestOptions): Promise<ScreenshotImage> {
-    const { response, body } = await this.#context.transport.send(this.#call(options, MEDIA_TYPES[options.format ?? 'png'], requestOptions));
+    const { response, body } = await this.context.transport.send(this.#call(options, MEDIA_TYPES[options.format ?? 'png'], requestOptions));
     const truncated = header(response, 'Truncated');
     const cache = header(response, 'Cache');
     return {
@@ -101,14 +104,9 @@ export interface WaitOptions {
 }
 
 /** Asynchronous captures: submit, batch, poll, wait. */
-export class Captures {
-  readonly #context: Context;
-  constructor(context: Context) {
-    this.#context = context;
-  }
-
+export class Captures extends Resource {
   get #base(): string {
-    return this.#context.mode === 'hosted' ? '/api/captures' : '/captures';
+    return this.context.mode === 'hosted' ? '/api/captures' : '/captures';
   }
 
   /**
@@ -116,9 +114,9 @@ export class Captures {
    * one, so that a retry after a lost answer cannot queue the capture twice.
    */
   submit(options: AsyncCaptureOptions, requestOptions: RequestOptions = {}): Promise<AcceptedCapture> {
-    const body = withSite(this.#context, options);
+    const body = withSite(this.context, options);
     const idempotencyKey = body.idempotencyKey === undefined ? (requestOptions.idempotencyKey ?? randomUUID()) : undefined;
-    return this.#context.transport.json({
+    return this.context.transport.json({
       method: 'POST',
       path: this.#base,
       body,
@@ -131,10 +129,10 @@ export class Captures {
    * idempotencyKey of their own get `<Idempotency-Key>:<index>` (the library makes the header unless given).
    */
   async submitBatch(captures: AsyncCaptureOptions[], requestOptions: RequestOptions = {}): Promise<AcceptedCapture[]> {
-    const answer = await this.#context.transport.json<{ captures: AcceptedCapture[] }>({
+    const answer = await this.context.transport.json<{ captures: AcceptedCapture[] }>({
       method: 'POST',
       path: this.#base,
-      body: { captures: captures.map((capture) => withSite(this.#context, capture)) },
+      body: { captures: captures.map((capture) => withSite(this.context, capture)) },
       options: { ...requestOptions, idempotencyKey: requestOptions.idempotencyKey ?? randomUUID() },
     });
     return answer.captures;
@@ -142,12 +140,12 @@ export class Captures {
 
   /** The capture's status, with its result once succeeded. */
   get(captureId: string, requestOptions?: RequestOptions): Promise<CaptureStatus> {
-    return this.#context.transport.json({ method: 'GET', path: `${this.#base}/${id(captureId)}`, options: requestOptions });
+    return this.context.transport.json({ method: 'GET', path: `${this.#base}/${id(captureId)}`, options: requestOptions });
   }
 
   /** The image of a succeeded capture (ConflictError while it has not succeeded). */
   async image(captureId: string, requestOptions?: RequestOptions): Promise<Uint8Array> {
-    const { body } = await this.#context.transport.send({ method: 'GET', path: `${this.#base}/${id(captureId)}`, accept: 'image/*', options: requestOptions });
+    const { body } = await this.context.transport.send({ method: 'GET', path: `${this.#base}/${id(captureId)}`, accept: 'image/*', options: requestOptions });
     return body;
   }
 
@@ -170,101 +168,85 @@ export class Captures {
 }
 
 /** Sites of the account (hosted mode, a full-access key). */
-export class Sites {
-  readonly #context: Context;
-  constructor(context: Context) {
-    this.#context = context;
-  }
+export class Sites extends Resource {
   async list(requestOptions?: RequestOptions): Promise<Site[]> {
-    return (await this.#context.transport.json<{ sites: Site[] }>({ method: 'GET', path: '/api/sites', options: requestOptions })).sites;
+    return (await this.context.transport.json<{ sites: Site[] }>({ method: 'GET', path: '/api/sites', options: requestOptions })).sites;
   }
   create(params: SiteCreateParams, requestOptions?: RequestOptions): Promise<Site> {
-    return this.#context.transport.json({ method: 'POST', path: '/api/sites', body: params, options: requestOptions });
+    return this.context.transport.json({ method: 'POST', path: '/api/sites', body: params, options: requestOptions });
   }
   get(siteId: string, requestOptions?: RequestOptions): Promise<Site> {
-    return this.#context.transport.json({ method: 'GET', path: `/api/sites/${id(siteId)}`, options: requestOptions });
+    return this.context.transport.json({ method: 'GET', path: `/api/sites/${id(siteId)}`, options: requestOptions });
   }
   update(siteId: string, params: SiteUpdateParams, requestOptions?: RequestOptions): Promise<Site> {
-    return this.#context.transport.json({ method: 'PATCH', path: `/api/sites/${id(siteId)}`, body: params, options: requestOptions });
+    return this.context.transport.json({ method: 'PATCH', path: `/api/sites/${id(siteId)}`, body: params, options: requestOptions });
   }
   /** Deletes the site and the keys scoped to it. */
   delete(siteId: string, requestOptions?: RequestOptions): Promise<Deleted> {
-    return this.#context.transport.json({ method: 'DELETE', path: `/api/sites/${id(siteId)}`, options: requestOptions });
+    return this.context.transport.json({ method: 'DELETE', path: `/api/sites/${id(siteId)}`, options: requestOptions });
   }
 }
 
 /** API keys of the account (hosted mode, a full-access key). */
-export class Keys {
-  readonly #context: Context;
-  constructor(context: Context) {
-    this.#context = context;
-  }
+export class Keys extends Resource {
   /** Every key, never a secret. */
   async list(requestOptions?: RequestOptions): Promise<ApiKey[]> {
-    return (await this.#context.transport.json<{ keys: ApiKey[] }>({ method: 'GET', path: '/api/keys', options: requestOptions })).keys;
+    return (await this.context.transport.json<{ keys: ApiKey[] }>({ method: 'GET', path: '/api/keys', options: requestOptions })).keys;
   }
   /** A new key: the answer holds the key and its signing secret, this once. */
   create(params: KeyCreateParams, requestOptions?: RequestOptions): Promise<IssuedApiKey> {
-    return this.#context.transport.json({ method: 'POST', path: '/api/keys', body: params, options: requestOptions });
+    return this.context.transport.json({ method: 'POST', path: '/api/keys', body: params, options: requestOptions });
   }
   /** A new key and signing secret, this once; the old ones stop working at once. */
   regenerate(keyId: string, requestOptions?: RequestOptions): Promise<IssuedApiKey> {
-    return this.#context.transport.json({ method: 'POST', path: `/api/keys/${id(keyId)}/regenerate`, options: requestOptions });
+    return this.context.transport.json({ method: 'POST', path: `/api/keys/${id(keyId)}/regenerate`, options: requestOptions });
   }
   delete(keyId: string, requestOptions?: RequestOptions): Promise<Deleted> {
-    return this.#context.transport.json({ method: 'DELETE', path: `/api/keys/${id(keyId)}`, options: requestOptions });
+    return this.context.transport.json({ method: 'DELETE', path: `/api/keys/${id(keyId)}`, options: requestOptions });
   }
 }
 
 /** Page monitors (hosted mode, a full-access key). */
-export class Monitors {
-  readonly #context: Context;
-  constructor(context: Context) {
-    this.#context = context;
-  }
+export class Monitors extends Resource {
   list(requestOptions?: RequestOptions): Promise<Monitor[]> {
-    return this.#context.transport.json({ method: 'GET', path: '/api/monitors', options: requestOptions });
+    return this.context.transport.json({ method: 'GET', path: '/api/monitors', options: requestOptions });
   }
   create(params: MonitorCreateParams, requestOptions?: RequestOptions): Promise<Monitor> {
-    return this.#context.transport.json({ method: 'POST', path: '/api/monitors', body: params, options: requestOptions });
+    return this.context.transport.json({ method: 'POST', path: '/api/monitors', body: params, options: requestOptions });
   }
   get(monitorId: string, requestOptions?: RequestOptions): Promise<Monitor> {
-    return this.#context.transport.json({ method: 'GET', path: `/api/monitors/${id(monitorId)}`, options: requestOptions });
+    return this.context.transport.json({ method: 'GET', path: `/api/monitors/${id(monitorId)}`, options: requestOptions });
   }
   update(monitorId: string, params: MonitorUpdateParams, requestOptions?: RequestOptions): Promise<Monitor> {
-    return this.#context.transport.json({ method: 'PATCH', path: `/api/monitors/${id(monitorId)}`, body: params, options: requestOptions });
+    return this.context.transport.json({ method: 'PATCH', path: `/api/monitors/${id(monitorId)}`, body: params, options: requestOptions });
   }
   /** Deletes the monitor, its runs and every picture. */
   delete(monitorId: string, requestOptions?: RequestOptions): Promise<Deleted> {
-    return this.#context.transport.json({ method: 'DELETE', path: `/api/monitors/${id(monitorId)}`, options: requestOptions });
+    return this.context.transport.json({ method: 'DELETE', path: `/api/monitors/${id(monitorId)}`, options: requestOptions });
   }
   /** Runs it now; at most one run-now is pending per monitor (a second call answers the same jobId). */
   run(monitorId: string, requestOptions?: RequestOptions): Promise<RunNowResult> {
-    return this.#context.transport.json({ method: 'POST', path: `/api/monitors/${id(monitorId)}/runs`, options: requestOptions });
+    return this.context.transport.json({ method: 'POST', path: `/api/monitors/${id(monitorId)}/runs`, options: requestOptions });
   }
   /** The kept runs, newest first (at most the monitor's historyLimit: the API does not paginate them). */
   runs(monitorId: string, requestOptions?: RequestOptions): Promise<MonitorRun[]> {
-    return this.#context.transport.json({ method: 'GET', path: `/api/monitors/${id(monitorId)}/runs`, options: requestOptions });
+    return this.context.transport.json({ method: 'GET', path: `/api/monitors/${id(monitorId)}/runs`, options: requestOptions });
   }
   /** Accepts a run's picture of a page as that page's baseline. */
   acceptBaseline(monitorId: string, params: AcceptBaselineParams, requestOptions?: RequestOptions): Promise<Monitor> {
-    return this.#context.transport.json({ method: 'POST', path: `/api/monitors/${id(monitorId)}/baseline`, body: params, options: requestOptions });
+    return this.context.transport.json({ method: 'POST', path: `/api/monitors/${id(monitorId)}/baseline`, body: params, options: requestOptions });
   }
   /** A capture, diff picture or baseline of the monitor, as PNG bytes. */
   async image(monitorId: string, imageId: string, requestOptions?: RequestOptions): Promise<Uint8Array> {
     const call: Call = { method: 'GET', path: `/api/monitors/${id(monitorId)}/images/${id(imageId)}`, accept: 'image/png', options: requestOptions };
-    return (await this.#context.transport.send(call)).body;
+    return (await this.context.transport.send(call)).body;
   }
 }
 
 /** Usage of the account: captures, failures and bytes by site, key and monitor. */
-export class UsageResource {
-  readonly #context: Context;
-  constructor(context: Context) {
-    this.#context = context;
-  }
+export class UsageResource extends Resource {
   get(requestOptions?: RequestOptions): Promise<Usage> {
-    return this.#context.transport.json({ method: 'GET', path: '/api/usage', options: requestOptions });
+    return this.context.transport.json({ method: 'GET', path: '/api/usage', options: requestOptions });
   }
 }
 
@@ -277,13 +259,9 @@ export interface SignParams {
 }
 
 /** Render links on this client's base URL (see signRenderLink). */
-export class RenderLinks {
-  readonly #context: Context;
-  constructor(context: Context) {
-    this.#context = context;
-  }
+export class RenderLinks extends Resource {
   sign(params: SignParams): string {
-    return signRenderLink({ ...params, origin: this.#context.transport.baseUrl });
+    return signRenderLink({ ...params, origin: this.context.transport.baseUrl });
   }
 }
 
