@@ -12,6 +12,8 @@
  * - A missing key reads as undefined; deleting one is not an error.
  * - Keys are relative paths of safe characters (validateBlobKey), so that each implementation
  *   stores them as they are (a file path, a GridFS name, an object key) with no escaping.
+ * - Callers never use a key that is a directory of another (`a` beside `a/b`): S3 itself allows
+ *   it, but S3 servers over a filesystem (versitygw's posix backend, MinIO) refuse the second put.
  */
 import { Readable } from 'node:stream';
 

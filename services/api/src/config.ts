@@ -4,6 +4,7 @@ import { ConfigError, readEnum, readInt, readList, readOptionalString, readStrin
 import { DEFAULT_OPERATOR_AUDIENCE } from '../../../lib/operator-api.ts';
 import { loadHttpServiceConfig, type HttpServiceConfig } from '../../../lib/service-process.ts';
 import { loadStoreConfig, type StoreConfig } from '../../../lib/store/open.ts';
+import { loadBlobStoreConfig, type BlobStoreConfig } from '../../../lib/blobs/open.ts';
 import { loadRendererConfig, type RendererConfig } from '../../renderer/src/config.ts';
 import { loadDashboardConfig, type DashboardConfig } from './dashboard/config.ts';
 import { loadCapturesConfig, type CapturesConfig } from './captures/config.ts';
@@ -27,6 +28,8 @@ export interface ApiConfig extends HttpServiceConfig {
   dashboard: DashboardConfig;
   /** Where results with a cacheTtl are kept: beside the store, in either mode. */
   resultCache: ResultCacheConfig;
+  /** BLOB_STORE: where the service's own blobs go (asynchronous results; lib/blobs/open.ts). */
+  blobs: BlobStoreConfig;
   /** Asynchronous captures, the job runner and webhooks (captures/config.ts). */
   captures: CapturesConfig;
   /** Hosted only: page monitors' schedules, slot share and pictures (monitors/config.ts). */
@@ -109,6 +112,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     remoteRenderer: loadRemoteRendererConfig(env, renderer.captureTimeoutMs),
     store,
     resultCache: loadResultCacheConfig(env, store),
+    blobs: loadBlobStoreConfig(env, store),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 60, { min: 1, max: 1_000_000 }),
     dashboard: loadDashboardConfig(env),
     captures: loadCapturesConfig(env),
