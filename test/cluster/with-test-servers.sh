@@ -8,6 +8,10 @@
 # FerretDB (ferretdb.sh, SQLite behind it) on a free loopback port, exported as
 # VIEWFINDER_TEST_MONGODB_URI (not MONGODB_URI, which every service a test starts would inherit);
 # one already set names a server to use instead (a real MongoDB), and none is started.
+# An S3-compatible object store (versitygw.sh, versitygw over a temporary directory) on a free
+# loopback port, exported as VIEWFINDER_TEST_S3_ENDPOINT, VIEWFINDER_TEST_S3_REGION,
+# VIEWFINDER_TEST_S3_ACCESS_KEY_ID and VIEWFINDER_TEST_S3_SECRET_ACCESS_KEY; one already set (the
+# endpoint) names a store to use instead, and none is started.
 #
 # - As root with Go: a single node (node/up.sh: control plane, kubelet, containerd, DNS), whose API
 #   server also serves the control-plane legs (operator, chart, CRDs); the real-node legs run on it.
@@ -23,8 +27,9 @@ HERE="$(CDPATH='' cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 log() { printf 'test/cluster: %s\n' "$*" >&2; }
 [[ $# -ge 1 ]] || { log "usage: with-test-servers.sh CMD [ARGS...]"; exit 2; }
 
-state="" node=0 ferretdb="" prebuild=""
+state="" node=0 ferretdb="" versitygw="" prebuild=""
 cleanup() {
+  [[ -z "$versitygw" ]] || "$HERE/versitygw.sh" down "$versitygw" --wipe >&2
   if [[ -n "$prebuild" ]]; then
     kill -- "-$prebuild" 2>/dev/null || true
     log "add-on builds started in the background:"
@@ -50,6 +55,21 @@ else
     export VIEWFINDER_TEST_MONGODB_URI="${line#MONGODB_URI=}"
   else
     log "FerretDB could not start (its output is above): the MongoDB legs skip, saying why"
+  fi
+fi
+
+# The object store: its four lines (S3_ENDPOINT=..., S3_REGION=..., S3_ACCESS_KEY_ID=...,
+# S3_SECRET_ACCESS_KEY=...) become VIEWFINDER_TEST_S3_*, never S3_* that a started service would inherit.
+if [[ -n "${VIEWFINDER_TEST_S3_ENDPOINT:-}" ]]; then
+  log "VIEWFINDER_TEST_S3_ENDPOINT is set: the S3 legs use that store, and this script starts none"
+elif ! command -v go >/dev/null 2>&1; then
+  log "no Go toolchain on PATH: no versitygw, so the S3 legs skip, saying why"
+else
+  versitygw="${TMPDIR:-/tmp}/viewfinder-versitygw-$$"
+  if lines="$("$HERE/versitygw.sh" up "$versitygw" | tail -n 4)" && [[ "$lines" == S3_ENDPOINT=* ]]; then
+    while IFS= read -r line; do export "VIEWFINDER_TEST_$line"; done <<<"$lines"
+  else
+    log "versitygw could not start (its output is above): the S3 legs skip, saying why"
   fi
 fi
 
