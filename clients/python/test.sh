@@ -32,7 +32,7 @@ fi
 cache="${VIEWFINDER_CACHE:-$HOME/.cache/viewfinder}"
 pyver="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 # The checkout is part of the key: the install is editable, so it points at this clone.
-hash="$(cat "$here/pyproject.toml" <(echo "$pyver $here") | sha256sum | cut -c1-16)"
+hash="$(cat "$here/pyproject.toml" <(echo "$pyver $("$python" -c 'import sys; print(sys.base_prefix)') $here") | sha256sum | cut -c1-16)"
 venv="$cache/clients-python-venv-$hash"
 
 if [ ! -x "$venv/bin/python" ] || [ ! -f "$venv/.installed" ]; then

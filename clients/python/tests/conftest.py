@@ -57,7 +57,7 @@ def service() -> Iterator[Dict[str, Any]]:
     try:
         if not line or not line[0].strip():
             process.kill()
-            pytest.exit(f"serve-for-clients.ts did not start within {START_TIMEOUT} s:\n{''.join(stderr)[-4000:]}", returncode=3)
+            pytest.exit(f"serve-for-clients.ts exited, or did not start within {START_TIMEOUT} s:\n{''.join(stderr)[-4000:]}", returncode=3)
         yield json.loads(line[0])
     finally:
         if process.stdin:

@@ -204,7 +204,11 @@ class BaseClient:
         timeout: Optional[float] = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         max_retry_after: float = MAX_RETRY_AFTER,
+        http_client: Any = None,
     ) -> None:
+        """``api_key`` and ``base_url`` default to ``VIEWFINDER_API_KEY`` and ``VIEWFINDER_URL``;
+        ``http_client`` is an ``httpx.Client`` (``httpx.AsyncClient`` for the asyncio client) of your
+        own, for proxies or certificates, which the client then leaves open."""
         if mode not in ("hosted", "self-hosted"):
             raise ValueError('mode is "hosted" or "self-hosted"')
         base_url = base_url or os.environ.get("VIEWFINDER_URL")
@@ -221,6 +225,11 @@ class BaseClient:
         self.max_retries = max_retries
         self.max_retry_after = max_retry_after
         self._ops = Operations(mode)
+        self._owns_http = http_client is None
+        self._setup(http_client)
+
+    def _setup(self, http_client: Any) -> None:
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={_redact_url(self.base_url)!r}, mode={self.mode!r})"
@@ -255,6 +264,19 @@ class BaseClient:
                 return None if retry_after > self.max_retry_after else retry_after + random.uniform(0, 0.25)
         step = min(8.0, 0.5 * 2**attempt)
         return step * random.uniform(0.5, 1.0)
+
+    def settle(self, op: Operation[T], attempt: int, response: Optional[httpx.Response], error: Optional[httpx.HTTPError]) -> "tuple[Optional[float], Optional[T]]":
+        """After attempt ``attempt``: ``(None, result)`` when done, ``(delay, None)`` to try again
+        after ``delay`` seconds; raises the typed error otherwise."""
+        if error is not None:
+            # Only a connection never made is safe to retry: a capture may be running already.
+            delay = self.retry_delay(attempt, None) if isinstance(error, httpx.ConnectError) else None
+            if delay is None:
+                raise self.connection_error(error) from None
+            return delay, None
+        assert response is not None
+        delay = self.retry_delay(attempt, response)
+        return (None, self.read(op, response)) if delay is None else (delay, None)
 
     def read(self, op: Operation[T], response: httpx.Response) -> T:
         if response.is_success:

@@ -4,13 +4,14 @@ area of the API. Both send the operations of _base.py; they differ only in how t
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from typing import Any, List, Mapping, Optional, Sequence, TypeVar, Union
 
 import httpx
 
 from . import types as t
-from ._base import BaseClient, Mode, Operation, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, MAX_RETRY_AFTER
+from ._base import BaseClient, Operation
 from ._errors import WaitTimeoutError
 from .render_links import Options, sign_render_link
 from .webhooks import DEFAULT_TOLERANCE_SECONDS, Payload, verify_webhook
@@ -173,19 +174,7 @@ class Viewfinder(BaseClient):
     context manager, or call :meth:`close`, to release its connections.
     """
 
-    def __init__(
-        self,
-        api_key: Optional[str] = None,
-        *,
-        base_url: Optional[str] = None,
-        mode: Mode = "hosted",
-        timeout: Optional[float] = DEFAULT_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        max_retry_after: float = MAX_RETRY_AFTER,
-        http_client: Optional[httpx.Client] = None,
-    ) -> None:
-        super().__init__(api_key, base_url=base_url, mode=mode, timeout=timeout, max_retries=max_retries, max_retry_after=max_retry_after)
-        self._owns_http = http_client is None
+    def _setup(self, http_client: Optional[httpx.Client]) -> None:
         self._http = http_client or httpx.Client()
         self.screenshots = Screenshots(self)
         self.captures = Captures(self)
@@ -204,23 +193,19 @@ class Viewfinder(BaseClient):
 
     def _send(self, op: Operation[T]) -> T:
         request = self.build_request(self._http, op)
-        attempt = 0
-        while True:
+        for attempt in itertools.count():
+            response, error = None, None
             try:
                 response = self._http.send(request)
-            except httpx.ConnectError as err:
-                delay = self.retry_delay(attempt, None)
-                if delay is None:
-                    raise self.connection_error(err) from None
             except httpx.HTTPError as err:
-                raise self.connection_error(err) from None
-            else:
-                delay = self.retry_delay(attempt, response)
-                if delay is None:
-                    return self.read(op, response)
+                error = err
+            delay, result = self.settle(op, attempt, response, error)
+            if delay is None:
+                return result  # type: ignore[return-value]
+            if response is not None:
                 response.close()
             time.sleep(delay)
-            attempt += 1
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         if self._owns_http:
@@ -343,19 +328,7 @@ class AsyncViewfinder(BaseClient):
     which closes the request's connection at once, and is bounded by ``timeout`` as well.
     """
 
-    def __init__(
-        self,
-        api_key: Optional[str] = None,
-        *,
-        base_url: Optional[str] = None,
-        mode: Mode = "hosted",
-        timeout: Optional[float] = DEFAULT_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        max_retry_after: float = MAX_RETRY_AFTER,
-        http_client: Optional[httpx.AsyncClient] = None,
-    ) -> None:
-        super().__init__(api_key, base_url=base_url, mode=mode, timeout=timeout, max_retries=max_retries, max_retry_after=max_retry_after)
-        self._owns_http = http_client is None
+    def _setup(self, http_client: Optional[httpx.AsyncClient]) -> None:
         self._http = http_client or httpx.AsyncClient()
         self.screenshots = AsyncScreenshots(self)
         self.captures = AsyncCaptures(self)
@@ -372,23 +345,19 @@ class AsyncViewfinder(BaseClient):
 
     async def _send(self, op: Operation[T]) -> T:
         request = self.build_request(self._http, op)
-        attempt = 0
-        while True:
+        for attempt in itertools.count():
+            response, error = None, None
             try:
                 response = await self._http.send(request)
-            except httpx.ConnectError as err:
-                delay = self.retry_delay(attempt, None)
-                if delay is None:
-                    raise self.connection_error(err) from None
             except httpx.HTTPError as err:
-                raise self.connection_error(err) from None
-            else:
-                delay = self.retry_delay(attempt, response)
-                if delay is None:
-                    return self.read(op, response)
+                error = err
+            delay, result = self.settle(op, attempt, response, error)
+            if delay is None:
+                return result  # type: ignore[return-value]
+            if response is not None:
                 await response.aclose()
             await asyncio.sleep(delay)
-            attempt += 1
+        raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
         if self._owns_http:

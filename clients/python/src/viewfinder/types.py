@@ -82,28 +82,27 @@ class Geolocation(_GeolocationRequired, total=False):
     accuracy: float
 
 
-class SelfHostedCaptureOptions(TypedDict, total=False):
-    """The body of ``POST /screenshot`` (self-hosted). Give ``url`` or ``html``, not both."""
+class MonitorCredentials(TypedDict, total=False):
+    """What a page behind a login needs: sent to the page's own origin only, never returned."""
 
-    url: str
-    html: str
+    headers: Dict[str, str]
+    cookies: List[Cookie]
+    authorization: Union[BasicAuthorization, BearerAuthorization]
+
+
+class _PageOptions(TypedDict, total=False):
+    """The options of a capture that a monitor's page takes too."""
+
     quality: Quality
     wait: int
     fullPage: bool
     removeAds: bool
-    format: ImageFormat
-    pdf: PdfOptions
-    imageQuality: int
     selector: str
     waitForSelector: str
     hideSelectors: List[str]
     darkMode: bool
     reducedMotion: bool
-    cacheTtl: int
     userAgent: str
-    headers: Dict[str, str]
-    cookies: List[Cookie]
-    authorization: Union[BasicAuthorization, BearerAuthorization]
     injectCss: str
     injectJs: str
     click: str
@@ -112,6 +111,17 @@ class SelfHostedCaptureOptions(TypedDict, total=False):
     timezone: str
     locale: str
     geolocation: Geolocation
+
+
+class SelfHostedCaptureOptions(_PageOptions, MonitorCredentials, total=False):
+    """The body of ``POST /screenshot`` (self-hosted). Give ``url`` or ``html``, not both."""
+
+    url: str
+    html: str
+    format: ImageFormat
+    pdf: PdfOptions
+    imageQuality: int
+    cacheTtl: int
 
 
 class CaptureOptions(SelfHostedCaptureOptions, total=False):
@@ -172,39 +182,15 @@ class MonitorCompare(TypedDict, total=False):
     pixelTolerance: float
 
 
-class MonitorCredentials(TypedDict, total=False):
-    headers: Dict[str, str]
-    cookies: List[Cookie]
-    authorization: Union[BasicAuthorization, BearerAuthorization]
-
-
 class _MonitorPageRequired(TypedDict):
     name: str
     url: str
 
 
-class MonitorPageParams(_MonitorPageRequired, total=False):
+class MonitorPageParams(_MonitorPageRequired, _PageOptions, total=False):
     """A page of a monitor: a name, a URL and the capture options that make sense for it."""
 
-    quality: Quality
-    fullPage: bool
-    removeAds: bool
-    wait: int
-    waitForSelector: str
-    selector: str
-    hideSelectors: List[str]
-    darkMode: bool
-    reducedMotion: bool
     ignoreRegions: List[Region]
-    userAgent: str
-    injectCss: str
-    injectJs: str
-    click: str
-    blockResources: List[ResourceKind]
-    blockUrls: List[str]
-    timezone: str
-    locale: str
-    geolocation: Geolocation
     credentials: MonitorCredentials
 
 
