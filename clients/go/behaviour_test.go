@@ -64,43 +64,60 @@ func TestNoCredentialInErrorsOrPrints(t *testing.T) {
 	}
 }
 
-// The busy service has one render slot and no queue: a capture sent while a slow one runs there is
+// The busy service has one render slot and no queue: a capture sent while another runs there is
 // answered 429 with Retry-After. With retries the client waits and gets its capture; without, the
-// rate-limit error carries the Retry-After.
+// rate-limit error carries the Retry-After. The capture that holds the slot is of a page this test
+// serves itself, which answers only once the retrying client has met its first 429.
 func TestRetriesA429FromTheService(t *testing.T) {
-	ctx := ctxFor(t, 3*time.Minute)
+	ctx := ctxFor(t, 4*time.Minute)
 	busy := func(opts ...viewfinder.Option) *viewfinder.Client {
-		return viewfinder.NewClient(service.Busy.Base, "", append([]viewfinder.Option{viewfinder.WithSelfHosted()}, opts...)...)
+		return viewfinder.NewClient(service.Busy.Base, "", append([]viewfinder.Option{viewfinder.WithSelfHosted(), viewfinder.WithMaxRetryDelay(2 * time.Minute)}, opts...)...)
 	}
+	loading, release := make(chan struct{}), make(chan struct{})
+	var once, releaseOnce sync.Once
+	releaseSlot := func() { releaseOnce.Do(func() { close(release) }) }
+	defer releaseSlot()
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		once.Do(func() { close(loading) })
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		fmt.Fprint(w, "<!doctype html><title>held</title><h1>The page that held the slot</h1>")
+	}))
+	defer page.Close()
+
 	slowDone := make(chan error, 1)
 	go func() {
-		_, err := busy(viewfinder.WithMaxRetries(0)).Captures.CreateImage(ctx, &viewfinder.CaptureOptions{URL: service.Pages.Slow + "?ms=8000"})
+		// Retries here too: a capture of an earlier test may still hold the slot.
+		_, err := busy(viewfinder.WithMaxRetries(20)).Captures.CreateImage(ctx, &viewfinder.CaptureOptions{URL: page.URL + "/"})
 		slowDone <- err
 	}()
+	select {
+	case <-loading: // Chromium is loading the page: the slot is taken until it is released.
+	case err := <-slowDone:
+		t.Fatalf("the capture that should hold the slot ended: %v", err)
+	case <-ctx.Done():
+		t.Fatal("the busy service never loaded the page")
+	}
 
-	// Without retries: the first capture that finds the slot taken raises the rate-limit error.
+	// Without retries: the rate-limit error, with the Retry-After.
+	_, err := busy(viewfinder.WithMaxRetries(0)).Captures.CreateImage(ctx, &viewfinder.CaptureOptions{URL: service.Pages.Page})
 	var limited *viewfinder.Error
-	for limited == nil {
-		_, err := busy(viewfinder.WithMaxRetries(0)).Captures.CreateImage(ctx, &viewfinder.CaptureOptions{URL: service.Pages.Page})
-		switch {
-		case viewfinder.IsRateLimited(err):
-			errors.As(err, &limited)
-		case err != nil:
-			t.Fatalf("want a 429 while the slow capture runs, got %v", err)
-		default: // the slow capture had not taken the slot yet
-			select {
-			case <-ctx.Done():
-				t.Fatal("never answered 429")
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}
-	if limited.Status != 429 || limited.RetryAfter <= 0 || limited.Message == "" {
-		t.Errorf("the 429 error: %+v", limited)
+	if !viewfinder.IsRateLimited(err) || !errors.As(err, &limited) || limited.Status != 429 || limited.RetryAfter <= 0 || limited.Message == "" {
+		t.Fatalf("want a 429 with Retry-After, got %v", err)
 	}
 
-	// With retries: at least one 429, then the capture.
-	transport := &countingTransport{}
+	// With retries: a 429, then (the slot released) the capture.
+	transport := &countingTransport{onStatus: func(status int) {
+		if status == http.StatusTooManyRequests {
+			releaseSlot()
+		}
+	}}
 	img, err := busy(viewfinder.WithMaxRetries(20), viewfinder.WithHTTPClient(&http.Client{Transport: transport})).Captures.CreateImage(ctx, &viewfinder.CaptureOptions{URL: service.Pages.Page})
 	if err != nil || !isPNG(img.Data) {
 		t.Fatalf("with retries: %v (answers %v)", err, transport.statuses)
@@ -109,7 +126,7 @@ func TestRetriesA429FromTheService(t *testing.T) {
 		t.Errorf("want 429 first and 200 last, got %v", transport.statuses)
 	}
 	if err := <-slowDone; err != nil {
-		t.Errorf("the slow capture: %v", err)
+		t.Errorf("the capture that held the slot: %v", err)
 	}
 }
 

@@ -59,26 +59,26 @@ func (e *Error) Error() string {
 	return text
 }
 
+// kinds are the sentinels of the statuses that have one of their own; the other 4xx are
+// ErrInvalidRequest, the 5xx ErrAPI.
+var kinds = map[int]error{
+	http.StatusUnauthorized:    ErrAuthentication,
+	http.StatusForbidden:       ErrPermission,
+	http.StatusNotFound:        ErrNotFound,
+	http.StatusConflict:        ErrConflict,
+	http.StatusRequestTimeout:  ErrCaptureTimeout,
+	http.StatusTooManyRequests: ErrRateLimited,
+}
+
 // Kind is the sentinel this error's status belongs to (ErrRateLimited, ErrNotFound, ...).
 func (e *Error) Kind() error {
-	switch {
-	case e.Status == http.StatusUnauthorized:
-		return ErrAuthentication
-	case e.Status == http.StatusForbidden:
-		return ErrPermission
-	case e.Status == http.StatusNotFound:
-		return ErrNotFound
-	case e.Status == http.StatusConflict:
-		return ErrConflict
-	case e.Status == http.StatusRequestTimeout:
-		return ErrCaptureTimeout
-	case e.Status == http.StatusTooManyRequests:
-		return ErrRateLimited
-	case e.Status >= 500:
-		return ErrAPI
-	default:
-		return ErrInvalidRequest
+	if kind, ok := kinds[e.Status]; ok {
+		return kind
 	}
+	if e.Status >= 500 {
+		return ErrAPI
+	}
+	return ErrInvalidRequest
 }
 
 // Is makes errors.Is(err, ErrRateLimited) and the like true for an *Error of that kind.

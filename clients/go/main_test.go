@@ -163,6 +163,7 @@ func isPNG(data []byte) bool { return len(data) > 8 && string(data[:8]) == strin
 type countingTransport struct {
 	statuses []int
 	requests []*http.Request
+	onStatus func(status int)
 }
 
 func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -170,6 +171,9 @@ func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	res, err := http.DefaultTransport.RoundTrip(req)
 	if err == nil {
 		c.statuses = append(c.statuses, res.StatusCode)
+		if c.onStatus != nil {
+			c.onStatus(res.StatusCode)
+		}
 	}
 	return res, err
 }

@@ -2,6 +2,8 @@ package viewfinder
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 )
 
@@ -14,11 +16,7 @@ type SiteService struct{ c *Client }
 
 // List answers every site of the account.
 func (s *SiteService) List(ctx context.Context) ([]Site, error) {
-	var answer struct {
-		Sites []Site `json:"sites"`
-	}
-	err := s.c.call(ctx, request{method: http.MethodGet, path: "/api/sites", idempotent: true}, &answer)
-	return answer.Sites, err
+	return listIn[Site](ctx, s.c, "/api/sites", "sites")
 }
 
 // Create makes a site.
@@ -46,11 +44,7 @@ type KeyService struct{ c *Client }
 
 // List answers every key of the account, never their secrets.
 func (s *KeyService) List(ctx context.Context) ([]Key, error) {
-	var answer struct {
-		Keys []Key `json:"keys"`
-	}
-	err := s.c.call(ctx, request{method: http.MethodGet, path: "/api/keys", idempotent: true}, &answer)
-	return answer.Keys, err
+	return listIn[Key](ctx, s.c, "/api/keys", "keys")
 }
 
 // Create makes a key: the answer holds the key and its signing secret, this once.
@@ -135,6 +129,19 @@ func (s *MonitorService) Image(ctx context.Context, id, imageID string) ([]byte,
 		return nil, err
 	}
 	return res.body, nil
+}
+
+// listIn reads a list that the answer holds in one of its fields: {"sites": [...]}.
+func listIn[T any](ctx context.Context, c *Client, path, field string) ([]T, error) {
+	answer, err := callFor[map[string]json.RawMessage](ctx, c, request{method: http.MethodGet, path: path, idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	var list []T
+	if err := json.Unmarshal((*answer)[field], &list); err != nil {
+		return nil, fmt.Errorf("viewfinder: GET %s: reading the answer: %w", path, err)
+	}
+	return list, nil
 }
 
 // callFor is a call whose JSON answer is one T.
