@@ -30,8 +30,11 @@ export function verifySignature(secret: string, header: string | undefined, body
     const [name, value] = item.trim().split('=', 2);
     if (name && value) parts.set(name, [...(parts.get(name) ?? []), value]);
   }
-  const timestamp = Number(parts.get('t')?.[0]);
-  if (!Number.isInteger(timestamp)) return false;
+  // Decimal digits only, as signatureHeader writes it: Number() alone would also take 0x..., 1e9 or
+  // " 12", which no signer writes and which the client libraries' parsers refuse.
+  const written = parts.get('t')?.[0] ?? '';
+  if (!/^\d{1,15}$/.test(written)) return false;
+  const timestamp = Number(written);
   const now = Math.floor((options.now ?? new Date()).getTime() / 1000);
   if (Math.abs(now - timestamp) > (options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS)) return false;
   const expected = Buffer.from(signatureOf(secret, timestamp, body), 'hex');

@@ -44,8 +44,10 @@ function refusal(body: RawBody, header: SignatureHeaderValue, secret: string, op
     const [name, value] = item.trim().split('=', 2);
     if (name && value) parts.set(name, [...(parts.get(name) ?? []), value]);
   }
-  const timestamp = Number(parts.get('t')?.[0]);
-  if (!Number.isInteger(timestamp)) return 'the signature header has no timestamp';
+  const written = parts.get('t')?.[0] ?? '';
+  // Decimal digits only, as the server writes and checks it (Number() alone would take 0x... or 1e9).
+  if (!/^\d{1,15}$/.test(written)) return 'the signature header has no timestamp';
+  const timestamp = Number(written);
   const now = Math.floor((options.now ?? new Date()).getTime() / 1000);
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (Math.abs(now - timestamp) > tolerance) return `the signature's timestamp is more than ${tolerance} s from now`;
