@@ -134,7 +134,14 @@ def test_user_agent_and_key_header(recorder: str) -> None:
     _Recorder.seen.clear()
     with viewfinder.Viewfinder("vf_recorded", base_url=recorder, mode="self-hosted") as client:
         client.screenshots.create({"url": "https://example.com/"})
-    headers = _Recorder.seen[0]
+
+    async def from_asyncio() -> None:
+        async with viewfinder.AsyncViewfinder(base_url=recorder, mode="self-hosted") as client:
+            await client.screenshots.create({"url": "https://example.com/"})
+
+    asyncio.run(from_asyncio())
+    headers, async_headers = _Recorder.seen
+    assert async_headers["user-agent"] == viewfinder.USER_AGENT and "x-api-key" not in async_headers
     assert headers["user-agent"] == viewfinder.USER_AGENT
     assert headers["user-agent"].startswith(f"viewfinder-python/{viewfinder.__version__} ")
     assert headers["x-api-key"] == "vf_recorded" and headers["content-type"] == "application/json"

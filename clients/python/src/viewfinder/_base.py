@@ -192,6 +192,13 @@ class Operations:
         return self._manage("GET", f"/monitors/{_seg(monitor_id)}/images/{_seg(image_id)}", lambda r: r.content)
 
 
+@dataclass(frozen=True)
+class Retry:
+    """Send the request again after ``delay`` seconds."""
+
+    delay: float
+
+
 class BaseClient:
     """Configuration, request building and the retry rule; never holds the key in its repr."""
 
@@ -262,21 +269,21 @@ class BaseClient:
             retry_after = parse_retry_after(response.headers.get("retry-after"))
             if retry_after is not None:
                 return None if retry_after > self.max_retry_after else retry_after + random.uniform(0, 0.25)
-        step = min(8.0, 0.5 * 2**attempt)
+        step: float = min(8.0, 0.5 * 2.0**attempt)
         return step * random.uniform(0.5, 1.0)
 
-    def settle(self, op: Operation[T], attempt: int, response: Optional[httpx.Response], error: Optional[httpx.HTTPError]) -> "tuple[Optional[float], Optional[T]]":
-        """After attempt ``attempt``: ``(None, result)`` when done, ``(delay, None)`` to try again
-        after ``delay`` seconds; raises the typed error otherwise."""
+    def settle(self, op: Operation[T], attempt: int, response: Optional[httpx.Response], error: Optional[httpx.HTTPError]) -> Union["Retry", T]:
+        """After attempt ``attempt``: the result when done, :class:`Retry` to try again after its
+        delay; raises the typed error otherwise."""
         if error is not None:
             # Only a connection never made is safe to retry: a capture may be running already.
             delay = self.retry_delay(attempt, None) if isinstance(error, httpx.ConnectError) else None
             if delay is None:
                 raise self.connection_error(error) from None
-            return delay, None
+            return Retry(delay)
         assert response is not None
         delay = self.retry_delay(attempt, response)
-        return (None, self.read(op, response)) if delay is None else (delay, None)
+        return self.read(op, response) if delay is None else Retry(delay)
 
     def read(self, op: Operation[T], response: httpx.Response) -> T:
         if response.is_success:

@@ -11,7 +11,7 @@ from typing import Any, List, Mapping, Optional, Sequence, TypeVar, Union
 import httpx
 
 from . import types as t
-from ._base import BaseClient, Operation
+from ._base import BaseClient, Operation, Operations, Retry
 from ._errors import WaitTimeoutError
 from .render_links import Options, sign_render_link
 from .webhooks import DEFAULT_TOLERANCE_SECONDS, Payload, verify_webhook
@@ -27,12 +27,27 @@ def _capture_id(capture: CaptureRef) -> str:
 
 
 class _Resource:
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: BaseClient) -> None:
+        self._ops: Operations = client._ops
+
+
+class _SyncResource(_Resource):
+    def __init__(self, client: "Viewfinder") -> None:
+        super().__init__(client)
         self._client = client
-        self._ops = client._ops
+
+
+class _AsyncResource(_Resource):
+    def __init__(self, client: "AsyncViewfinder") -> None:
+        super().__init__(client)
+        self._client = client
 
 
 class RenderLinks(_Resource):
+    def __init__(self, client: BaseClient) -> None:
+        super().__init__(client)
+        self._base_url = client.base_url
+
     def sign(
         self,
         options: Options,
@@ -44,7 +59,7 @@ class RenderLinks(_Resource):
     ) -> str:
         """A signed render link on this client's base URL (no request is made). See
         :func:`viewfinder.sign_render_link`."""
-        return sign_render_link(self._client.base_url, options, key_id=key_id, signing_secret=signing_secret, expires=expires, expires_in=expires_in)
+        return sign_render_link(self._base_url, options, key_id=key_id, signing_secret=signing_secret, expires=expires, expires_in=expires_in)
 
 
 class Webhooks(_Resource):
@@ -58,7 +73,7 @@ class Webhooks(_Resource):
 # Blocking
 
 
-class Screenshots(_Resource):
+class Screenshots(_SyncResource):
     def create(self, options: t.CaptureOptions) -> t.Screenshot:
         """A synchronous capture, answered as JSON (the image as a data URL: ``.image_bytes``)."""
         return self._client._send(self._ops.screenshot(options))
@@ -68,7 +83,7 @@ class Screenshots(_Resource):
         return self._client._send(self._ops.screenshot_image(options))
 
 
-class Captures(_Resource):
+class Captures(_SyncResource):
     def submit(self, options: t.AsyncCaptureOptions, *, idempotency_key: Optional[str] = None) -> t.AcceptedCapture:
         """Queues an asynchronous capture; the answer comes once it is stored durably."""
         return self._client._send(self._ops.submit(options, idempotency_key))
@@ -98,7 +113,7 @@ class Captures(_Resource):
             time.sleep(min(poll_interval, left))
 
 
-class Sites(_Resource):
+class Sites(_SyncResource):
     def list(self) -> List[t.Site]:
         return self._client._send(self._ops.list_sites())
 
@@ -115,7 +130,7 @@ class Sites(_Resource):
         return self._client._send(self._ops.delete_site(site_id))
 
 
-class Keys(_Resource):
+class Keys(_SyncResource):
     def list(self) -> List[t.ApiKey]:
         return self._client._send(self._ops.list_keys())
 
@@ -129,12 +144,12 @@ class Keys(_Resource):
         return self._client._send(self._ops.delete_key(key_id))
 
 
-class UsageResource(_Resource):
+class UsageResource(_SyncResource):
     def retrieve(self) -> t.Usage:
         return self._client._send(self._ops.usage())
 
 
-class Monitors(_Resource):
+class Monitors(_SyncResource):
     def list(self) -> List[t.Monitor]:
         return self._client._send(self._ops.list_monitors())
 
@@ -199,12 +214,12 @@ class Viewfinder(BaseClient):
                 response = self._http.send(request)
             except httpx.HTTPError as err:
                 error = err
-            delay, result = self.settle(op, attempt, response, error)
-            if delay is None:
-                return result  # type: ignore[return-value]
+            outcome = self.settle(op, attempt, response, error)
+            if not isinstance(outcome, Retry):
+                return outcome
             if response is not None:
                 response.close()
-            time.sleep(delay)
+            time.sleep(outcome.delay)
         raise AssertionError("unreachable")
 
     def close(self) -> None:
@@ -222,7 +237,7 @@ class Viewfinder(BaseClient):
 # asyncio
 
 
-class AsyncScreenshots(_Resource):
+class AsyncScreenshots(_AsyncResource):
     async def create(self, options: t.CaptureOptions) -> t.Screenshot:
         return await self._client._send(self._ops.screenshot(options))
 
@@ -230,7 +245,7 @@ class AsyncScreenshots(_Resource):
         return await self._client._send(self._ops.screenshot_image(options))
 
 
-class AsyncCaptures(_Resource):
+class AsyncCaptures(_AsyncResource):
     async def submit(self, options: t.AsyncCaptureOptions, *, idempotency_key: Optional[str] = None) -> t.AcceptedCapture:
         return await self._client._send(self._ops.submit(options, idempotency_key))
 
@@ -256,7 +271,7 @@ class AsyncCaptures(_Resource):
             await asyncio.sleep(min(poll_interval, left))
 
 
-class AsyncSites(_Resource):
+class AsyncSites(_AsyncResource):
     async def list(self) -> List[t.Site]:
         return await self._client._send(self._ops.list_sites())
 
@@ -273,7 +288,7 @@ class AsyncSites(_Resource):
         return await self._client._send(self._ops.delete_site(site_id))
 
 
-class AsyncKeys(_Resource):
+class AsyncKeys(_AsyncResource):
     async def list(self) -> List[t.ApiKey]:
         return await self._client._send(self._ops.list_keys())
 
@@ -287,12 +302,12 @@ class AsyncKeys(_Resource):
         return await self._client._send(self._ops.delete_key(key_id))
 
 
-class AsyncUsageResource(_Resource):
+class AsyncUsageResource(_AsyncResource):
     async def retrieve(self) -> t.Usage:
         return await self._client._send(self._ops.usage())
 
 
-class AsyncMonitors(_Resource):
+class AsyncMonitors(_AsyncResource):
     async def list(self) -> List[t.Monitor]:
         return await self._client._send(self._ops.list_monitors())
 
@@ -351,12 +366,12 @@ class AsyncViewfinder(BaseClient):
                 response = await self._http.send(request)
             except httpx.HTTPError as err:
                 error = err
-            delay, result = self.settle(op, attempt, response, error)
-            if delay is None:
-                return result  # type: ignore[return-value]
+            outcome = self.settle(op, attempt, response, error)
+            if not isinstance(outcome, Retry):
+                return outcome
             if response is not None:
                 await response.aclose()
-            await asyncio.sleep(delay)
+            await asyncio.sleep(outcome.delay)
         raise AssertionError("unreachable")
 
     async def aclose(self) -> None:

@@ -282,7 +282,7 @@ def _convert(hint: Any, value: Any) -> Any:
     if origin is Union:
         inner = [a for a in args if a is not type(None)]
         return _convert(inner[0], value) if len(inner) == 1 else value
-    if dataclasses.is_dataclass(hint) and isinstance(value, Mapping):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint) and isinstance(value, Mapping):
         return from_json(hint, value)
     if origin in (list, List) and args and isinstance(value, list):
         return [_convert(args[0], item) for item in value]

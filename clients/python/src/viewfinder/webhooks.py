@@ -58,7 +58,7 @@ def verify_signature(
         if not sep or not name or not value:
             continue
         if name == "t" and timestamp is None:
-            timestamp = int(value) if value.isdigit() else None
+            timestamp = int(value) if value.isascii() and value.isdigit() else None
             if timestamp is None:
                 raise SignatureVerificationError("The signature's timestamp is not a number")
         elif name == "v1":
