@@ -53,7 +53,9 @@ func TestNoCredentialInErrorsOrPrints(t *testing.T) {
 	for _, text := range []string{
 		fmt.Sprint(err401), fmt.Sprintf("%+v %#v", err401, err401), fmt.Sprint(errNet), fmt.Sprintf("%#v", errNet),
 		fmt.Sprint(client), fmt.Sprintf("%v %+v %#v %s", client, client, client, client), fmt.Sprintf("%+v", *client.Captures),
-		fmt.Sprint(issued), fmt.Sprintf("%v %+v", issued, link),
+		fmt.Sprintf("%+v", *client), fmt.Sprintf("%#v", *client),
+		fmt.Sprint(issued), fmt.Sprintf("%v %+v %#v %#v", issued, link, issued, link),
+		fmt.Sprintf("%+v %#v", viewfinder.CaptureOptions{Authorization: &viewfinder.Authorization{Type: "bearer", Token: secretKey}}, &viewfinder.Authorization{Type: "basic", Password: secretKey}),
 	} {
 		if strings.Contains(text, secretKey) || strings.Contains(text, "vfs_signing-secret-never-shown") {
 			t.Errorf("a secret shows in %q", text)

@@ -115,7 +115,7 @@ func UserAgent() string {
 func (c *Client) BaseURL() string { return c.baseURL }
 
 // String describes the client without its key, so that printing it never leaks the key.
-func (c *Client) String() string {
+func (c Client) String() string {
 	mode := "hosted"
 	if c.selfHosted {
 		mode = "self-hosted"
@@ -124,10 +124,10 @@ func (c *Client) String() string {
 }
 
 // GoString is String, for %#v.
-func (c *Client) GoString() string { return c.String() }
+func (c Client) GoString() string { return c.String() }
 
 // Format prints String for every verb, %+v and %#v included.
-func (c *Client) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
+func (c Client) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
 
 // request is one call: what to send and what an answer must be read as.
 type request struct {

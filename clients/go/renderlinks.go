@@ -29,6 +29,9 @@ type LinkKey struct {
 // String hides the signing secret.
 func (k LinkKey) String() string { return fmt.Sprintf("{%s [redacted]}", k.ID) }
 
+// GoString is String, for %#v.
+func (k LinkKey) GoString() string { return k.String() }
+
 // SignRenderLink builds a signed render link (docs/render-links.md), byte for byte as the server
 // checks it: origin + /api/render?<params, then key and expires, form-encoded as the WHATWG
 // URLSearchParams serializer does>&signature=<hex HMAC-SHA256 of that query with the signing

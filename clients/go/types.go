@@ -128,6 +128,9 @@ type Authorization struct {
 // String hides the secrets, so that printing options never shows them.
 func (a Authorization) String() string { return fmt.Sprintf("{%s [redacted]}", a.Type) }
 
+// GoString is String, for %#v.
+func (a Authorization) GoString() string { return a.String() }
+
 // Geolocation is a position the page reads through navigator.geolocation.
 type Geolocation struct {
 	Latitude  float64  `json:"latitude"`
@@ -322,6 +325,9 @@ type IssuedKey struct {
 func (k IssuedKey) String() string {
 	return fmt.Sprintf("{%s %s %s key: [redacted], signingSecret: [redacted]}", k.ID, k.Name, k.Kind)
 }
+
+// GoString is String, for %#v.
+func (k IssuedKey) GoString() string { return k.String() }
 
 // KeyCreateParams is the body of POST /api/keys. Without SiteID the key has full access.
 type KeyCreateParams struct {
