@@ -132,11 +132,11 @@ func (c Client) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String(
 // request is one call: what to send and what an answer must be read as.
 type request struct {
 	method, path string
-	query        url.Values
 	body         any
 	accept       string
 	header       http.Header
-	// retryUnsent: a connection error may be retried (the call is idempotent).
+	// idempotent: sending it twice does what sending it once does, so a request that got no
+	// answer may be sent again.
 	idempotent bool
 }
 
@@ -156,9 +156,6 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		}
 	}
 	target := c.baseURL + r.path
-	if len(r.query) > 0 {
-		target += "?" + r.query.Encode()
-	}
 	for attempt := 0; ; attempt++ {
 		res, err := c.attempt(ctx, r, target, payload)
 		if err == nil {
@@ -175,7 +172,7 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, fmt.Errorf("viewfinder: %s %s: %w (while waiting to retry after: %v)", r.method, r.path, ctx.Err(), err)
+			return nil, fmt.Errorf("viewfinder: %s %s: %w (while waiting to retry after %v)", r.method, r.path, ctx.Err(), err)
 		case <-timer.C:
 		}
 	}
@@ -284,7 +281,7 @@ func (c *Client) setHeaders(req *http.Request, r request, hasBody bool) {
 	}
 }
 
-// getJSON, sendJSON: a call whose answer is JSON, decoded into out.
+// call is a request whose answer is JSON, decoded into out (nil: the answer is dropped).
 func (c *Client) call(ctx context.Context, r request, out any) error {
 	res, err := c.do(ctx, r)
 	if err != nil {
