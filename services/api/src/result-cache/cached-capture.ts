@@ -16,14 +16,16 @@ export interface CachePolicy {
  * Answers from the cache when an entry for the same normalized request is younger than the
  * request's cacheTtl; otherwise renders and stores the result. `cached` is undefined when the
  * request did not ask for the cache (cacheTtl 0), so that such answers stay exactly as they were.
- * A cache that fails is logged and bypassed: the client still gets its screenshot.
+ * A request with a report is never answered from the cache nor stored: the report measures this
+ * visit, and an entry holds no report. A cache that fails is logged and bypassed: the client still
+ * gets its screenshot.
  */
 export async function captureThroughCache(
   policy: CachePolicy | undefined,
   request: CaptureRequest,
   render: () => Promise<CaptureResult>,
 ): Promise<{ result: CaptureResult; cached?: boolean }> {
-  if (!policy || policy.ttlSeconds <= 0) return { result: await render() };
+  if (!policy || policy.ttlSeconds <= 0 || request.report) return { result: await render() };
   const { cache, ttlSeconds, scope, logger } = policy;
   const key = cacheKey(request, scope);
   const entry = await cache?.get(key).catch((err: unknown) => {

@@ -20,6 +20,7 @@ import {
   visitOptionsProperties,
 } from '../../../renderer/src/capture/visit-options.ts';
 import type { MessageRule } from '../validation.ts';
+import { checksSchema, reportRequestFor, type Checks } from '../monitors/checks.ts';
 
 /** 30 days: the longest a cached result may be served. */
 export const MAX_CACHE_TTL_SECONDS = 30 * 24 * 3600;
@@ -47,7 +48,11 @@ export interface CaptureOptionsBody {
   timezone?: string;
   locale?: string;
   geolocation?: CaptureRequest['geolocation'];
+  report?: ReportOption;
 }
+
+/** `report: true`, or what else the report must hold: axe's audit, and checks to judge it by. */
+export type ReportOption = boolean | { axe?: boolean; checks?: Checks };
 
 const cssSelector = { type: 'string', minLength: 1, maxLength: MAX_SELECTOR_LENGTH } as const;
 
@@ -67,6 +72,15 @@ export const captureOptionsProperties = {
     description: 'Seconds a stored result may answer this same request without rendering; 0 (the default) stores nothing.',
   },
   ...visitOptionsProperties,
+  report: {
+    anyOf: [
+      { type: 'boolean' },
+      { type: 'object', additionalProperties: false, properties: { axe: { type: 'boolean', description: 'Audit the page with axe-core (bounded in time).' }, checks: checksSchema } },
+    ],
+    description:
+      'true: answer the page report of the same visit beside the image (status, console, failed requests, Web Vitals, weight, request timeline); ' +
+      'an object adds axe\'s audit and checks judged against the report (report.checks.failing). JSON answers only; never from the result cache.',
+  },
 } as const;
 
 /** The rules between fields. Their positions in allOf let the messages below tell them apart. */
@@ -191,6 +205,10 @@ export const captureOptionsMessages: MessageRule[] = [
       ? `hideSelectors must be a list of at most ${MAX_HIDE_SELECTORS} non-empty CSS selectors of at most ${MAX_SELECTOR_LENGTH} characters`
       : undefined,
   (e: ErrorObject) => (e.instancePath === '/darkMode' || e.instancePath === '/reducedMotion' ? `${e.instancePath.slice(1)} must be a boolean` : undefined),
+  (e: ErrorObject) =>
+    e.instancePath === '/report'
+      ? 'report must be true or false, or an object with axe (a boolean) and checks (see docs/capture-options.md, "Checks")'
+      : undefined,
   (e: ErrorObject) => (e.instancePath === '/cacheTtl' ? `cacheTtl must be an integer number of seconds from 0 to ${MAX_CACHE_TTL_SECONDS} (30 days)` : undefined),
 ];
 
@@ -205,7 +223,27 @@ export function captureOptionsOf(body: CaptureOptionsBody): Partial<CaptureReque
   for (const name of RENDER_OPTIONS) {
     if (body[name] !== undefined) Object.assign(options, { [name]: body[name] });
   }
+  if (body.report) options.report = typeof body.report === 'object' ? reportRequestFor(body.report.checks, body.report.axe) : {};
   return options;
+}
+
+/** The checks a `report` option asks to judge the report by, if any. */
+export function checksOf(body: CaptureOptionsBody): Checks | undefined {
+  return typeof body.report === 'object' ? body.report.checks : undefined;
+}
+
+/** What an answer that is not JSON beside the image (a render link, an asynchronous capture) says to `report`. */
+export function reportRefusal(where: string): string {
+  return `report cannot be asked of ${where}: the report is answered in JSON beside the image, by POST /screenshot or POST /api/screenshot`;
+}
+
+/** A capture body's schema without `report`, for the captures whose answer cannot carry it; with the 400 text that says so. */
+export function withoutReport<S extends { properties: Record<string, unknown> }>(schema: S, where: string): { schema: S; message: MessageRule } {
+  const { report: _report, ...properties } = schema.properties;
+  return {
+    schema: { ...schema, properties },
+    message: (e: ErrorObject) => (e.keyword === 'additionalProperties' && e.params.additionalProperty === 'report' ? reportRefusal(where) : undefined),
+  };
 }
 
 const RENDER_OPTIONS = [

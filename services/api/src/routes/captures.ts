@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import { ServiceUnavailable } from '../../../../lib/errors.ts';
 import { SELF_HOSTED_OWNER, sendAccepted, type CaptureJobs } from '../captures/service.ts';
 import { submitParser, submitSchemas } from '../captures/submit-body.ts';
-import { captureOptionsProblems } from './capture-options.ts';
+import { captureOptionsProblems, withoutReport } from './capture-options.ts';
 import { screenshotBodySchema, screenshotMessages, toCaptureRequest, type ScreenshotBody } from './screenshot.ts';
 
 /**
@@ -10,8 +10,9 @@ import { screenshotBodySchema, screenshotMessages, toCaptureRequest, type Screen
  * like /screenshot. One owner (the service itself); no rate limit, as for /screenshot, but the same
  * bound on waiting captures. Webhooks are signed with WEBHOOK_SIGNING_SECRET.
  */
-export const selfHostedSubmitSchemas = submitSchemas(screenshotBodySchema);
-const parse = submitParser<ScreenshotBody>(selfHostedSubmitSchemas.single, screenshotMessages, captureOptionsProblems);
+const asyncBody = withoutReport(screenshotBodySchema, 'an asynchronous capture');
+export const selfHostedSubmitSchemas = submitSchemas(asyncBody.schema);
+const parse = submitParser<ScreenshotBody>(selfHostedSubmitSchemas.single, [asyncBody.message, ...screenshotMessages], captureOptionsProblems);
 
 const off = () => new ServiceUnavailable('Asynchronous captures are unavailable on this service (ASYNC_CAPTURES=false, or DATA_DIR is not writable: see the log)');
 

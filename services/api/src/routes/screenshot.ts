@@ -1,5 +1,8 @@
 import type { Context, Middleware } from 'koa';
 import type { ErrorObject } from 'ajv';
+import { NotAcceptable } from '../../../../lib/errors.ts';
+import type { PageReport } from '../../../renderer/src/report/page-report.ts';
+import { evaluateChecks, type Checks, type Verdict } from '../monitors/checks.ts';
 import { abortWhenClientGoes } from '../../../../lib/http/client-gone.ts';
 import { DEFAULT_PROFILE, PROFILE_NAMES, type ProfileName } from '../../../renderer/src/capture/profiles.ts';
 import { HTML_DOCUMENT_URL, type CaptureRequest, type CaptureResult, type Renderer } from '../../../renderer/src/renderer.ts';
@@ -10,6 +13,7 @@ import {
   captureOptionsProblems,
   captureOptionsProperties,
   captureOptionsRules,
+  checksOf,
   formatOf,
   type CaptureOptionsBody,
 } from './capture-options.ts';
@@ -68,6 +72,7 @@ export const validateScreenshotBody = compileValidator<ScreenshotBody>(screensho
  * is pdf: the rules of format pdf (no fullPage, no selector) hold however pdf was asked for.
  */
 export function withAcceptedFormat<T extends ScreenshotBody>(body: T, rawFormat: CaptureFormat | undefined, validate: (body: unknown) => T): T {
+  if (body.report && rawFormat !== undefined) throw new NotAcceptable('Not acceptable: a report is answered in JSON beside the image; accept application/json or leave report out');
   if (body.format !== undefined || rawFormat === undefined || rawFormat === 'png') return body;
   const chosen = { ...body, format: rawFormat };
   return rawFormat === 'pdf' ? validate(chosen) : chosen;
@@ -103,9 +108,11 @@ export type ResultFields = {
   truncated?: boolean;
   /** Only when the request gave a cacheTtl above 0: whether the result came from the cache. */
   cached?: boolean;
+  /** Only when the request asked for a report; with checks, their verdict as report.checks. */
+  report?: PageReport & { checks?: Verdict };
 };
 
-export function resultFields(request: CaptureRequest, result: CaptureResult, started: number, cached: boolean | undefined): ResultFields {
+export function resultFields(request: CaptureRequest, result: CaptureResult, started: number, cached: boolean | undefined, checks?: Checks): ResultFields {
   return {
     url: request.url,
     quality: request.quality,
@@ -116,6 +123,7 @@ export function resultFields(request: CaptureRequest, result: CaptureResult, sta
     waitMs: result.waitMs,
     ...(request.fullPage || request.selector !== undefined ? { truncated: result.truncated } : {}),
     ...(cached !== undefined ? { cached } : {}),
+    ...(result.report ? { report: checks ? { ...result.report, checks: evaluateChecks(result.report, checks) } : result.report } : {}),
   };
 }
 
@@ -130,6 +138,7 @@ export async function captureScreenshot(
   request: CaptureRequest,
   started: number,
   cachePolicy?: CachePolicy,
+  checks?: Checks,
 ): Promise<ScreenshotAnswer & { body: ScreenshotResponse }> {
   const clientGone = abortWhenClientGoes(ctx);
   try {
@@ -140,7 +149,7 @@ export async function captureScreenshot(
     const body: ScreenshotResponse = {
       success: true,
       image: `data:${MIME_TYPES[format]};base64,${result.image.toString('base64')}`,
-      ...resultFields(request, result, started, cached),
+      ...resultFields(request, result, started, cached, checks),
     };
     return { body, image: result.image, format };
   } finally {
@@ -156,7 +165,7 @@ export function screenshotHandler(renderer: Renderer, resultCache: ResultCache |
     const raw = rawImageFormat(ctx, given.format);
     const body = withAcceptedFormat(given, raw, validateScreenshotBody);
     const policy: CachePolicy = { cache: resultCache, ttlSeconds: body.cacheTtl ?? 0, scope: { mode: 'self-hosted' }, logger };
-    const answer = await captureScreenshot(ctx, renderer, toCaptureRequest(body), started, policy);
+    const answer = await captureScreenshot(ctx, renderer, toCaptureRequest(body), started, policy, checksOf(body));
     sendScreenshot(ctx, answer, raw);
   };
 }

@@ -4,15 +4,17 @@ import { principalOf } from '../../auth/hosted-key.ts';
 import { MAX_BATCH } from '../../captures/config.ts';
 import { sendAccepted, type Submission } from '../../captures/service.ts';
 import { submitParser, submitSchemas } from '../../captures/submit-body.ts';
-import { captureOptionsProblems } from '../capture-options.ts';
+import { captureOptionsProblems, withoutReport } from '../capture-options.ts';
 import { screenshotMessages, toCaptureRequest } from '../screenshot.ts';
 import type { ApiRoute } from './route.ts';
 import { checkDomain, resolveSite } from './hosted-capture.ts';
 import { hostedScreenshotBodySchema, type HostedScreenshotBody } from './screenshot.post.ts';
 
-export const hostedSubmitSchemas = submitSchemas(hostedScreenshotBodySchema);
+const asyncBody = withoutReport(hostedScreenshotBodySchema, 'an asynchronous capture');
+export const hostedSubmitSchemas = submitSchemas(asyncBody.schema);
 
 const parse = submitParser<HostedScreenshotBody>(hostedSubmitSchemas.single, [
+  asyncBody.message,
   ...screenshotMessages,
   (e: ErrorObject) => (e.instancePath === '/site_id' ? 'site_id must be a non-empty string of at most 64 characters' : undefined),
 ], captureOptionsProblems);

@@ -6,6 +6,7 @@ import type { CaptureFormat } from '../../../../renderer/src/capture/image-forma
 import { restrictedOptionRefusal } from '../../../../renderer/src/guard/domain-scope.ts';
 import type { Principal } from '../../auth/hosted-key.ts';
 import { recordAuthFailure } from '../../metrics.ts';
+import { checksOf } from '../capture-options.ts';
 import { captureScreenshot, toCaptureRequest, type ScreenshotBody } from '../screenshot.ts';
 import type { HostedDeps } from './route.ts';
 
@@ -88,7 +89,7 @@ export async function captureForKey(deps: HostedDeps, ctx: Context, { key, accou
     const scope = key.restrictDomains ? { allowedDomains: site.allowedDomains } : {};
     // Sites never share entries: the site is part of the key.
     const policy = { cache: resultCache, ttlSeconds: body.cacheTtl ?? 0, scope: { mode: 'hosted', siteId: site.id } as const, logger };
-    answer = await captureScreenshot(ctx, renderer, { ...toCaptureRequest(body), ...scope }, request.started, policy);
+    answer = await captureScreenshot(ctx, renderer, { ...toCaptureRequest(body), ...scope }, request.started, policy, checksOf(body));
   } catch (err) {
     // The page went outside the domains: the same refusal as for the URL, found later.
     if (isDomainRefusal(err)) recordAuthFailure('domain_forbidden');

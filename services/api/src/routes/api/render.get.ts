@@ -9,6 +9,7 @@ import { CAPTURE_FORMATS, DEFAULT_IMAGE_FORMAT, MIME_TYPES } from '../../../../r
 import { authenticate, touchKey, type Principal } from '../../auth/hosted-key.ts';
 import { recordAuthFailure } from '../../metrics.ts';
 import { sendScreenshot } from '../screenshot-answer.ts';
+import { reportRefusal } from '../capture-options.ts';
 import { captureForKey } from './hosted-capture.ts';
 import type { ApiRoute, JsonSchema } from './route.ts';
 import { hostedScreenshotBodySchema, validateBody } from './screenshot.post.ts';
@@ -231,7 +232,7 @@ export const renderRoute: ApiRoute = {
     304: { description: 'If-None-Match names the ETag of this very image' },
   },
   errors: {
-    400: 'A parameter is invalid or unknown; the error names every problem',
+    400: 'A parameter is invalid or unknown (report among them: a link answers the image alone); the error names every problem',
     401: 'The link is unsigned, its signature does not match, or its key is unknown or regenerated',
     403: 'The link expired; or the key does not allow unsigned links; or the URL\'s host is not among the site\'s allowed domains',
     404: 'site_id names no site of the key\'s account',
@@ -243,6 +244,8 @@ export const renderRoute: ApiRoute = {
     const started = performance.now();
     const { principal, expires, options } = await checkLink(deps.store, ctx.querystring);
     await touchKey(deps.store, principal.key);
+    // Before validation, which would only say that the query's text is no report option.
+    if (Object.hasOwn(options, 'report')) throw new BadRequest(reportRefusal('a render link, which answers the image itself'));
     const { site_id: siteId, ...body } = validateBody(options);
     if (hasCredentials(body)) throw new BadRequest(CREDENTIALS_IN_LINK);
     // A link answers its format's bytes whatever the Accept header says: an <img> accepts anything.

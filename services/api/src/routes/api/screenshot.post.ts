@@ -6,6 +6,8 @@ import { rawImageFormat, sendScreenshot } from '../screenshot-answer.ts';
 import { captureOptionsProblems } from '../capture-options.ts';
 import { screenshotBodySchema, screenshotMessages, withAcceptedFormat, type ScreenshotBody } from '../screenshot.ts';
 import { captureForKey } from './hosted-capture.ts';
+import { pageReportSchema } from '../../../../renderer/src/report/page-report.ts';
+import { verdictSchema } from '../../monitors/checks.ts';
 import type { ApiRoute } from './route.ts';
 
 /** SPEC 2.1 plus `site_id`: the self-hosted body, extended, so both variants validate the same fields the same way. */
@@ -43,6 +45,11 @@ const screenshotResultSchema = {
     truncated: { type: 'boolean', description: 'Only with fullPage: true or a selector; the page or element was taller than the cap.' },
     cached: { type: 'boolean', description: 'Only with cacheTtl above 0: true when the answer came from the result cache (also the Viewfinder-Cache header).' },
     site_id: { type: 'string', description: 'The site the capture was counted against.' },
+    report: {
+      ...pageReportSchema,
+      description: `Only when the request asked for a report. ${pageReportSchema.description}`,
+      properties: { ...pageReportSchema.properties, checks: verdictSchema },
+    },
   },
 };
 
@@ -75,7 +82,7 @@ export const hostedScreenshotRoute: ApiRoute = {
   errors: {
     403: 'The URL\'s host, or that of a page it redirects or navigates to, is not among the site\'s allowed domains; or html with a domain-restricted key; or the site key belongs to another site',
     404: 'The site does not exist or belongs to another account',
-    406: 'Accept allows neither JSON nor the media type of the requested format',
+    406: 'Accept allows neither JSON nor the media type of the requested format; or a report was asked with an Accept that allows only the image',
     408: 'The page took too long to load, or no element matching waitForSelector became visible in time',
     429: 'Rate limit exceeded; see Retry-After',
     500: 'Screenshot generation failed',
