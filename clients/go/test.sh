@@ -23,7 +23,7 @@ fi
 
 # The service needs Node 22 or newer: this checkout's own Node when the one on PATH is older.
 if [[ -z ${VIEWFINDER_NODE:-} ]]; then
-  major=$(node --version 2>/dev/null | sed -n 's/^v\([0-9]*\).*/\1/p')
+  major=$(node --version 2>/dev/null | sed -n 's/^v\([0-9]*\).*/\1/p') || true
   if [[ ${major:-0} -lt 22 && -x ../../tools/node/node_modules/node/bin/node ]]; then
     export VIEWFINDER_NODE=$PWD/../../tools/node/node_modules/node/bin/node
   fi
