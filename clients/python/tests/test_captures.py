@@ -23,6 +23,12 @@ def test_self_hosted_capture_json_and_bytes(self_hosted: viewfinder.Viewfinder, 
     assert image.width == 1280 and image.file_size == len(image.data)
 
 
+def test_capture_with_a_page_report(self_hosted: viewfinder.Viewfinder, page: str) -> None:
+    shot = self_hosted.screenshots.create({"url": page, "report": {"checks": {"status": [200], "maxConsoleErrors": 0}}})
+    assert shot.image_bytes.startswith(PNG) and shot.report is not None
+    assert shot.report["checks"]["failing"] is False and shot.report["checks"]["failures"] == [], shot.report["checks"]
+
+
 def test_hosted_capture_with_full_access_key_and_site_id(hosted: viewfinder.Viewfinder, site, page: str) -> None:
     shot = hosted.screenshots.create({"url": page, "site_id": site.id, "fullPage": True})
     assert shot.site_id == site.id and shot.image_bytes.startswith(PNG)

@@ -60,7 +60,12 @@ def check_capture_options(options: Any, schema: Dict[str, Any], where: str) -> N
 
 
 def test_capture_options(openapi) -> None:
-    check_capture_options(t.CaptureOptions, body(openapi, "post", "/api/screenshot"), "POST /api/screenshot")
+    schema = body(openapi, "post", "/api/screenshot")
+    check_capture_options(t.CaptureOptions, schema, "POST /api/screenshot")
+    as_bool, as_object = schema["properties"]["report"]["anyOf"]
+    assert as_bool == {"type": "boolean"}
+    check_typed_dict(t.ReportOptions, as_object, "POST /api/screenshot report")
+    check_typed_dict(t.ReportChecks, as_object["properties"]["checks"], "POST /api/screenshot report.checks")
     # Self-hosted POST /screenshot takes the same body without site_id (docs/hosted.md).
     assert typed_keys(t.SelfHostedCaptureOptions) == typed_keys(t.CaptureOptions) - {"site_id"}
 
@@ -71,6 +76,8 @@ def test_async_capture_options(openapi) -> None:
     check_capture_options(t.AsyncCaptureOptions, batch["properties"]["captures"]["items"], "POST /api/captures (batch)")
     assert set(batch["properties"]) == {"captures"}
     assert typed_keys(t.SelfHostedAsyncCaptureOptions) == typed_keys(t.AsyncCaptureOptions) - {"site_id"}
+    # An asynchronous capture takes every synchronous option but report (its answer is not JSON beside the image).
+    assert typed_keys(t.AsyncCaptureOptions) - {"webhookUrl", "idempotencyKey"} == typed_keys(t.CaptureOptions) - {"report"}
 
 
 def test_management_bodies(openapi) -> None:

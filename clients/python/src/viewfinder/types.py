@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Literal, Mapping, Optional, Type, TypedDict,
 
 __all__ = [
     "Quality", "ImageFormat", "CaptureStatus",
-    "PdfMargin", "PdfOptions", "Cookie", "BasicAuthorization", "BearerAuthorization", "Geolocation",
+    "PdfMargin", "PdfOptions", "ReportChecks", "ReportOptions", "Cookie", "BasicAuthorization", "BearerAuthorization", "Geolocation",
     "CaptureOptions", "SelfHostedCaptureOptions", "AsyncCaptureOptions", "SelfHostedAsyncCaptureOptions",
     "SiteCreateParams", "SiteUpdateParams", "KeyCreateParams",
     "Region", "MonitorCompare", "MonitorCredentials", "MonitorPageParams", "MonitorCreateParams",
@@ -113,8 +113,8 @@ class _PageOptions(TypedDict, total=False):
     geolocation: Geolocation
 
 
-class SelfHostedCaptureOptions(_PageOptions, MonitorCredentials, total=False):
-    """The body of ``POST /screenshot`` (self-hosted). Give ``url`` or ``html``, not both."""
+class _CaptureBody(_PageOptions, MonitorCredentials, total=False):
+    """The options every capture takes, synchronous or asynchronous."""
 
     url: str
     html: str
@@ -124,24 +124,51 @@ class SelfHostedCaptureOptions(_PageOptions, MonitorCredentials, total=False):
     cacheTtl: int
 
 
+class ReportChecks(TypedDict, total=False):
+    """What the page must do to work, judged against its report (docs/capture-options.md, "Checks")."""
+
+    status: List[int]
+    maxConsoleErrors: Union[int, Dict[str, Any]]
+    maxFailedRequests: Union[int, Dict[str, Any]]
+    webVitals: Dict[str, Any]
+    maxViolations: Dict[str, Any]
+    text: List[Dict[str, str]]
+    maxLoadTime: float
+
+
+class ReportOptions(TypedDict, total=False):
+    """``report`` as an object: axe's audit, and checks judged against the report."""
+
+    axe: bool
+    checks: ReportChecks
+
+
+class SelfHostedCaptureOptions(_CaptureBody, total=False):
+    """The body of ``POST /screenshot`` (self-hosted). Give ``url`` or ``html``, not both.
+
+    ``report`` (JSON answers only: :meth:`screenshots.create`) answers the page report beside the image.
+    """
+
+    report: Union[bool, ReportOptions]
+
+
 class CaptureOptions(SelfHostedCaptureOptions, total=False):
     """The body of ``POST /api/screenshot`` (hosted): the self-hosted body and ``site_id``."""
 
     site_id: str
 
 
-class SelfHostedAsyncCaptureOptions(SelfHostedCaptureOptions, total=False):
-    """One capture of ``POST /captures`` (self-hosted)."""
+class SelfHostedAsyncCaptureOptions(_CaptureBody, total=False):
+    """One capture of ``POST /captures`` (self-hosted): no ``report``, which only a JSON answer carries."""
 
     webhookUrl: str
     idempotencyKey: str
 
 
-class AsyncCaptureOptions(CaptureOptions, total=False):
+class AsyncCaptureOptions(SelfHostedAsyncCaptureOptions, total=False):
     """One capture of ``POST /api/captures`` (hosted)."""
 
-    webhookUrl: str
-    idempotencyKey: str
+    site_id: str
 
 
 class _SiteCreateRequired(TypedDict):
@@ -316,6 +343,7 @@ class Screenshot:
     truncated: Optional[bool] = None
     cached: Optional[bool] = None
     site_id: Optional[str] = wire("site_id", "site_id", default=None)
+    report: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = _raw()
 
     @property
