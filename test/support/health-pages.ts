@@ -2,20 +2,21 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { PNG } from 'pngjs';
+import type { Checks } from '../../services/api/src/monitors/checks.ts';
 import type { FixtureServer } from './fixture-server.ts';
 
 /**
  * Pages that each break one way (issue #40), and the healthy page they break from: a page report
  * judged by HEALTH_CHECKS fails exactly the check named beside each page, and the healthy page none.
  */
-export const HEALTH_CHECKS = {
+export const HEALTH_CHECKS: Checks = {
   status: [200],
   maxConsoleErrors: 0,
   maxFailedRequests: 0,
   webVitals: { LCP: 'good', CLS: 0.1 },
   maxViolations: { serious: 0 },
   text: [{ selector: '#buy', contains: 'Add to cart' }],
-} as const;
+};
 
 /** Served this much later than the page: the LCP element cannot paint before, so LCP is over the 'good' band (2500 ms). */
 export const SLOW_IMAGE_DELAY_MS = 2700;

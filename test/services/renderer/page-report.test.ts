@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { evaluateChecks, type Checks } from '../../../services/api/src/monitors/checks.ts';
+import { evaluateChecks } from '../../../services/api/src/monitors/checks.ts';
 import { MAX_CONSOLE_ITEMS, MAX_MESSAGE_LENGTH, pageReportSchema, type PageReport } from '../../../services/renderer/src/report/page-report.ts';
 import type { CaptureRequest, Renderer } from '../../../services/renderer/src/renderer.ts';
 import type { FixtureServer } from '../../support/fixture-server.ts';
@@ -34,7 +34,7 @@ describe('page report (real Chromium)', () => {
     for (const [path, { fails }] of Object.entries(BROKEN_PAGES)) {
       it(`${path}: ${fails.length === 0 ? 'no check fails' : fails.join(', ')}`, async () => {
         const report = await reportOf(path);
-        const verdict = evaluateChecks(report, HEALTH_CHECKS as Checks);
+        const verdict = evaluateChecks(report, HEALTH_CHECKS);
         expect(verdict.failures.map((failure) => failure.check), JSON.stringify(verdict.failures)).to.deep.equal(fails);
         expect(verdict.failing).to.equal(fails.length > 0);
       });
