@@ -101,6 +101,18 @@ export interface FakeKubeApiServer {
 
 const CRD_DIR = path.join(import.meta.dirname, '..', '..', 'crds');
 
+/** A client config for a stand-in Kubernetes API server that a test serves on loopback (one that hangs, say). */
+export function kubeConfigAt(server: http.Server): KubeConfig {
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [{ name: 'stand-in', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    users: [{ name: 'api', token: 'api-token' }],
+    contexts: [{ name: 'stand-in', cluster: 'stand-in', user: 'api' }],
+    currentContext: 'stand-in',
+  });
+  return config;
+}
+
 export async function startFakeKubeApiServer(options: { historyLimit?: number } = {}): Promise<FakeKubeApiServer> {
   const historyLimit = options.historyLimit ?? 1000;
   const resources: Record<string, Resource> = {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { validateScreenshotBody } from '../../../services/api/src/routes/screenshot.ts';
+import { MAX_HEADER_VALUE_LENGTH, MAX_HEADERS, MAX_HTML_BYTES } from '../../../services/renderer/src/capture/visit-options.ts';
 
 const url = 'https://example.com/';
 const errorOf = (body: unknown) => {
@@ -36,6 +37,25 @@ describe('capture options: the 400 texts of the request schema', () => {
 
   it('still rejects fields nobody defined', () => {
     expect(errorOf({ url, colorScheme: 'dark' })).to.equal('Unknown field: "colorScheme"');
+  });
+
+  // The checks a schema cannot make (a time zone that exists, html's size in bytes, header names the
+  // browser owns) are heard beside the schema's own mistakes, not a request later (issue 44).
+  describe('the checks beyond the schema, beside its mistakes', () => {
+    it("names the check's mistakes beside the schema's, in one 400", () => {
+      expect(errorOf({ url, darkMode: 'yes', timezone: 'Mars/Olympus', headers: { Cookie: 'a=b' } })).to.equal(
+        ['darkMode must be a boolean', 'headers cannot set "Cookie": use cookies', 'timezone "Mars/Olympus" is not an IANA time zone (e.g. Europe/Paris)'].join('; '),
+      );
+      // Two-byte characters: short enough in characters for the schema, too long in bytes for the check.
+      expect(errorOf({ html: 'é'.repeat(MAX_HTML_BYTES / 2 + 1), darkMode: 'yes' })).to.equal(`darkMode must be a boolean; html must be at most ${MAX_HTML_BYTES} bytes of UTF-8`);
+      expect(errorOf({ timezone: 'Mars/Olympus' })).to.equal('URL is required; timezone "Mars/Olympus" is not an IANA time zone (e.g. Europe/Paris)');
+    });
+
+    it('leaves a field the schema refused to the schema: one message for it, and the check never sees its wrong type', () => {
+      expect(errorOf({ url, timezone: 5, headers: 'Host: x' })).to.equal(
+        `headers must be an object of at most ${MAX_HEADERS} header names (HTTP tokens) to strings of at most ${MAX_HEADER_VALUE_LENGTH} characters without line breaks; timezone must be an IANA time zone, e.g. Europe/Paris`,
+      );
+    });
   });
 
   describe('format pdf and its options', () => {

@@ -1,9 +1,8 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { KubeConfig } from '@kubernetes/client-node';
 import { cachedReviewer, kubeTokenReviewer, MAX_REVIEWS_IN_FLIGHT, type ReviewedIdentity, type TokenReviewer } from '../../../../services/api/src/auth/operator-token.ts';
 import { eventually } from '../../../support/eventually.ts';
+import { kubeConfigAt } from '../../../support/fake-kube-apiserver.ts';
 
 /**
  * The review cache (issue 44): refusals are remembered like admissions, by the token's hash, in a
@@ -28,14 +27,7 @@ describe('the TokenReview cache', () => {
     });
 
     it('answers every caller "not valid" (401) from one review, none "cannot review" (503), past the bound of reviews in flight', async () => {
-      const kubeConfig = new KubeConfig();
-      kubeConfig.loadFromOptions({
-        clusters: [{ name: 'slow', server: `http://127.0.0.1:${(slow.address() as AddressInfo).port}`, skipTLSVerify: true }],
-        users: [{ name: 'api', token: 'api-token' }],
-        contexts: [{ name: 'slow', cluster: 'slow', user: 'api' }],
-        currentContext: 'slow',
-      });
-      const reviewer = cachedReviewer(kubeTokenReviewer(kubeConfig, 'viewfinder-api', 30_000), 10_000);
+      const reviewer = cachedReviewer(kubeTokenReviewer(kubeConfigAt(slow), 'viewfinder-api', 30_000), 10_000);
       const answers = Promise.allSettled(Array.from({ length: MAX_REVIEWS_IN_FLIGHT + 8 }, () => reviewer.review('garbage')));
       await eventually('the review reaches the Kubernetes API', () => held.length > 0);
       for (const res of held) {

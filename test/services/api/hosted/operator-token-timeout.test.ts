@@ -1,11 +1,10 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { KubeConfig } from '@kubernetes/client-node';
 import request from 'supertest';
 import { kubeTokenReviewer } from '../../../../services/api/src/auth/operator-token.ts';
 import { loadApiConfig } from '../../../../services/api/src/config.ts';
 import { expectEventually } from '../../../support/eventually.ts';
+import { kubeConfigAt } from '../../../support/fake-kube-apiserver.ts';
 import { createStubRenderer } from '../../../support/stub-renderer.ts';
 import { startHosted, type HostedHarness } from './support.ts';
 
@@ -27,16 +26,9 @@ describe('operator routes when the Kubernetes API does not answer the TokenRevie
       req.on('close', () => hanging--);
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [{ name: 'silent', server: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, skipTLSVerify: true }],
-      users: [{ name: 'api', token: 'api-token' }],
-      contexts: [{ name: 'silent', cluster: 'silent', user: 'api' }],
-      currentContext: 'silent',
-    });
     hosted = await startHosted({
       env: { OPERATOR_SERVICE_ACCOUNTS: 'viewfinder/viewfinder-operator' },
-      tokenReviewer: kubeTokenReviewer(kubeConfig, 'viewfinder-api', 300),
+      tokenReviewer: kubeTokenReviewer(kubeConfigAt(silent), 'viewfinder-api', 300),
       renderer: createStubRenderer({ capacity: 1, delayMs: () => 0 }),
     });
   });
