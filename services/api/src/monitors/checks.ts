@@ -17,6 +17,7 @@ import {
   type ReportRequest,
   type WebVitalName,
 } from '../../../renderer/src/report/page-report.ts';
+import { wildcardSource } from '../../../renderer/src/guard/request-rules.ts';
 
 export const AXE_IMPACTS = ['critical', 'serious', 'moderate', 'minor'] as const;
 export type AxeImpact = (typeof AXE_IMPACTS)[number];
@@ -162,14 +163,15 @@ export function reportRequestFor(checks: Checks | undefined, axe = false): Repor
   };
 }
 
+/** Matches anywhere in the text; `*` is any characters, as in blockUrls. */
 function patternRegExp(pattern: string): RegExp {
-  return new RegExp(pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*'), 's');
+  return new RegExp(wildcardSource(pattern), 's');
 }
 
 /** How many of a counted list count: its total less the kept items that are ignored (items beyond the cap always count). */
-function countNotIgnored<T>(list: { total: number; items: T[] }, ignore: string[] | undefined, textOf: (item: T) => string, keep: (item: T) => boolean = () => true): number {
+function countNotIgnored<T>(list: { total: number; items: T[] }, ignore: string[] | undefined, textOf: (item: T) => string): number {
   const ignored = (ignore ?? []).map(patternRegExp);
-  const dropped = list.items.filter((item) => !keep(item) || ignored.some((pattern) => pattern.test(textOf(item)))).length;
+  const dropped = list.items.filter((item) => ignored.some((pattern) => pattern.test(textOf(item)))).length;
   return list.total - dropped;
 }
 
@@ -205,9 +207,9 @@ export function evaluateChecks(report: PageReport, checks: Checks): Verdict {
       const failed = countNotIgnored(report.failedRequests, ignore, url);
       judge('maxFailedRequests', failed <= max, failed, max, `${failed} failed request${failed === 1 ? '' : 's'}, at most ${max} allowed`);
     }
+    const ignored = (ignore ?? []).map(patternRegExp);
     for (const [type, typeMax] of Object.entries(byType ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
       // A type's count is what the kept items show: beyond the cap, types are not known.
-      const ignored = (ignore ?? []).map(patternRegExp);
       const failed = report.failedRequests.items.filter((request) => request.type === type && !ignored.some((pattern) => pattern.test(request.url))).length;
       judge(`maxFailedRequests.${type}`, failed <= typeMax, failed, typeMax, `${failed} failed ${type} request${failed === 1 ? '' : 's'}, at most ${typeMax} allowed`);
     }

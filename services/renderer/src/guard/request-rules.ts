@@ -29,8 +29,13 @@ function fetchGlob(pattern: string): string {
   return pattern.replace(/[?\\]/g, (c) => `\\${c}`);
 }
 
+/** A pattern where `*` is the only wildcard, as a regular expression's source (unanchored). */
+export function wildcardSource(pattern: string): string {
+  return pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+}
+
 function patternRegExp(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
+  return new RegExp(`^${wildcardSource(pattern)}$`, 's');
 }
 
 /** The header that `authorization` stands for. */
