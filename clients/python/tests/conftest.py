@@ -23,15 +23,24 @@ ROOT = Path(os.environ.get("VIEWFINDER_REPO_ROOT") or Path(__file__).resolve().p
 START_TIMEOUT = float(os.environ.get("VIEWFINDER_START_TIMEOUT", "240"))
 
 
+def _node_major(node: str) -> int:
+    try:
+        version = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except OSError:
+        return 0
+    return int(version[1:].split(".")[0]) if version.startswith("v") and version[1:].split(".")[0].isdigit() else 0
+
+
 def _node() -> str:
-    node = os.environ.get("VIEWFINDER_NODE") or shutil.which("node")
-    if not node:
-        pytest.exit("No Node.js found: set VIEWFINDER_NODE to a Node >= 22 (make test puts Node 24 first on PATH)", returncode=2)
-    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
-    major = int(version.lstrip("v").split(".")[0] or 0) if version.startswith("v") else 0
-    if major < 22:
-        pytest.exit(f"{node} is Node {version or '?'}; serve-for-clients.ts needs Node >= 22: set VIEWFINDER_NODE or put Node 24 first on PATH (make test does)", returncode=2)
-    return node
+    """VIEWFINDER_NODE, else node on PATH, else the checkout's own Node (make node): the first >= 22."""
+    if os.environ.get("VIEWFINDER_NODE"):
+        candidates = [os.environ["VIEWFINDER_NODE"]]
+    else:
+        candidates = [c for c in (shutil.which("node"), str(ROOT / "tools/node/node_modules/node/bin/node")) if c]
+    for node in candidates:
+        if _node_major(node) >= 22:
+            return node
+    pytest.exit(f"No Node.js >= 22 among {candidates}: serve-for-clients.ts needs one (set VIEWFINDER_NODE; make test puts Node 24 first on PATH)", returncode=2)
 
 
 @pytest.fixture(scope="session")
