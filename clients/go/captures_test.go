@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -248,5 +249,47 @@ func TestLinkParamsOrderAndEncoding(t *testing.T) {
 	want := `[{"Name":"url","Value":"https://example.com/"},{"Name":"quality","Value":"retina"},{"Name":"fullPage","Value":"true"},{"Name":"removeAds","Value":"false"},{"Name":"format","Value":"pdf"},{"Name":"pdf.paper","Value":"Letter"},{"Name":"pdf.margin.top","Value":"1cm"},{"Name":"hideSelectors","Value":".a"},{"Name":"hideSelectors","Value":".b"},{"Name":"geolocation.latitude","Value":"48.85"},{"Name":"geolocation.longitude","Value":"2.35"}]`
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// The page report and checks judged against it, on a synchronous capture; refused where the answer
+// cannot carry it.
+func TestCaptureWithReportAndChecks(t *testing.T) {
+	client := selfHostedClient()
+	ctx := ctxFor(t, 3*time.Minute)
+	shot, err := client.Captures.Create(ctx, &viewfinder.CaptureOptions{URL: service.Pages.Page, Report: &viewfinder.ReportOptions{
+		Checks: &viewfinder.Checks{
+			Status:           []int{200},
+			MaxConsoleErrors: &viewfinder.CountCheck{Max: 0},
+			WebVitals:        &viewfinder.VitalChecks{CLS: viewfinder.VitalMax(0.25), TTFB: viewfinder.VitalNeedsImprovement},
+			Text:             []viewfinder.TextCheck{{Contains: "Hello from the client tests"}, {Selector: "h1", NotContains: "Goodbye"}, {Contains: "a sentence the page does not have"}},
+		},
+	}})
+	if err != nil {
+		t.Fatalf("Create with a report: %v", err)
+	}
+	r := shot.Report
+	if r == nil || r.Document.Status == nil || *r.Document.Status != 200 || r.Vitals.CLS.Unit != "score" || r.Weight.Requests < 1 || r.Timeline.Total < 1 {
+		t.Fatalf("unexpected report %+v", r)
+	}
+	if r.Checks == nil || !r.Checks.Failing || len(r.Checks.Failures) != 1 || r.Checks.Failures[0].Check != "text[2].contains" || !slices.Contains(r.Checks.Passed, "status") {
+		t.Errorf("unexpected verdict %+v", r.Checks)
+	}
+	// report: true is a zero ReportOptions.
+	plain, err := client.Captures.Create(ctx, &viewfinder.CaptureOptions{URL: service.Pages.Page, Report: &viewfinder.ReportOptions{}})
+	if err != nil || plain.Report == nil || plain.Report.Checks != nil {
+		t.Errorf("report: true: %+v, %v", plain, err)
+	}
+
+	var apiErr *viewfinder.Error
+	_, err = client.Captures.Submit(ctx, &viewfinder.SubmitParams{CaptureOptions: viewfinder.CaptureOptions{URL: service.Pages.Page, Report: &viewfinder.ReportOptions{}}})
+	if !errors.As(err, &apiErr) || apiErr.Status != 400 || !strings.Contains(apiErr.Message, "report cannot be asked of") {
+		t.Errorf("Submit with a report: want the service's 400, got %v", err)
+	}
+	if _, err := client.Captures.CreateImage(ctx, &viewfinder.CaptureOptions{URL: service.Pages.Page, Report: &viewfinder.ReportOptions{}}); !errors.As(err, &apiErr) || apiErr.Status != 406 {
+		t.Errorf("CreateImage with a report: want the service's 406, got %v", err)
+	}
+	if _, err := viewfinder.LinkParams(&viewfinder.CaptureOptions{URL: service.Pages.Page, Report: &viewfinder.ReportOptions{}}); !errors.Is(err, viewfinder.ErrNotLinkable) {
+		t.Errorf("LinkParams with a report: want ErrNotLinkable, got %v", err)
 	}
 }

@@ -87,8 +87,9 @@ func formEncode(s string) string {
 }
 
 // ErrNotLinkable is the error of LinkParams for options that cannot ride in a render link:
-// headers, cookies and authorization (a link is seen by every browser, proxy and log it passes).
-var ErrNotLinkable = errors.New("viewfinder: headers, cookies and authorization cannot ride in a render link")
+// headers, cookies and authorization (a link is seen by every browser, proxy and log it passes),
+// and report (a link answers the image alone).
+var ErrNotLinkable = errors.New("viewfinder: this option cannot ride in a render link")
 
 // LinkParams turns capture options into a render link's parameters, in the order of
 // CaptureOptions' fields (url first): booleans as true or false, numbers in decimal, lists repeated
@@ -98,7 +99,10 @@ func LinkParams(opts *CaptureOptions) ([]LinkParam, error) {
 		return nil, nil
 	}
 	if len(opts.Headers) > 0 || len(opts.Cookies) > 0 || opts.Authorization != nil {
-		return nil, ErrNotLinkable
+		return nil, fmt.Errorf("%w: headers, cookies and authorization would be seen by every browser, proxy and log the link passes through", ErrNotLinkable)
+	}
+	if opts.Report != nil {
+		return nil, fmt.Errorf("%w: report is answered in JSON beside the image, by Captures.Create", ErrNotLinkable)
 	}
 	var params []LinkParam
 	flatten("", reflect.ValueOf(*opts), &params)

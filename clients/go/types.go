@@ -88,6 +88,9 @@ type CaptureOptions struct {
 	Timezone       string            `json:"timezone,omitempty"`
 	Locale         string            `json:"locale,omitempty"`
 	Geolocation    *Geolocation      `json:"geolocation,omitempty"`
+	// Report asks for the page report beside the image (Create only: not with CreateImage, Submit
+	// or a render link).
+	Report *ReportOptions `json:"report,omitempty"`
 }
 
 // PDFOptions are the options of a PDF capture; lengths are strings with a unit ("210mm").
@@ -155,6 +158,8 @@ type Screenshot struct {
 	Truncated        bool    `json:"truncated"`
 	Cached           *bool   `json:"cached"`
 	SiteID           string  `json:"site_id"`
+	// Report is the page report, when the request asked for one.
+	Report *PageReport `json:"report"`
 }
 
 // UnmarshalJSON decodes the data URI of "image" into Image and MediaType.
