@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { NO_TRACE_FIELDS, traceLogFields } from './tracing.ts';
 
 export type { Logger };
 
@@ -24,6 +25,10 @@ export function createLogger(options: { level?: string; name?: string } = {}, de
       level: options.level ?? 'info',
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       base: undefined,
+      // trace_id and span_id of the span the line is written in, when tracing is on (lib/tracing.ts).
+      mixin: traceLogFields,
+      // pino's own strategy assigns into the mixin's object: the shared empty one is left alone.
+      mixinMergeStrategy: (fields: object, traceFields: object) => (traceFields === NO_TRACE_FIELDS ? fields : Object.assign(traceFields, fields)),
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     destination,

@@ -8,6 +8,7 @@ import type Koa from 'koa';
 import { ConfigError, readInt, readString, type Env } from './env.ts';
 import { answerClientErrorsAsJson } from './http/client-errors.ts';
 import type { Logger } from './logger.ts';
+import { stopTracing } from './tracing.ts';
 
 export function loadConfigOrExit<T>(load: () => T): T {
   try {
@@ -106,6 +107,8 @@ export function runService(options: ServiceOptions): http.Server {
     // Stops listening, closes the idle sockets; the callback fires once every request in flight has been answered.
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await options.close();
+    // The spans of the last requests and of the shutdown itself (lib/tracing.ts; nothing when off).
+    await stopTracing();
     logger.info('Shut down cleanly');
     process.exit(0);
   };

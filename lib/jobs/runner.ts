@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '../logger.ts';
 import type { Job, JobData, JobStore } from '../store/jobs.ts';
 import { PermanentJobError, retryDelayMs, type RetryPolicy } from './retry.ts';
+import { currentTraceparent, inSpan, tracingOn } from '../tracing.ts';
 
 export interface JobContext {
   /** Aborted when this process lost the job's lease (another one may hold it now) or is stopping. */
@@ -196,7 +197,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       }
       let success: JobSuccess;
       try {
-        success = await handler.run(job, { signal: controller.signal });
+        success = tracingOn() ? await runTraced(handler, job, controller.signal) : await handler.run(job, { signal: controller.signal });
       } catch (err) {
         release();
         if (stopping && controller.signal.aborted && !leaseLost) {
@@ -254,10 +255,12 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     async enqueue(type, ownerId, payload, enqueueOptions = {}) {
       const handler = handlers.get(type);
       if (!handler) throw new Error(`No handler for job type ${type}`);
+      // The span that queued it (a request's), which the job's own span continues (runTraced).
+      const traceparent = currentTraceparent();
       const outcome = await store.enqueueJob({
         type,
         ownerId,
-        payload,
+        payload: traceparent ? { ...payload, traceparent } : payload,
         maxAttempts: handler.retry.maxAttempts,
         ...(enqueueOptions.runAt ? { runAt: enqueueOptions.runAt } : {}),
         idempotencyKey: enqueueOptions.idempotencyKey ?? null,
@@ -292,6 +295,17 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     },
     running: () => inFlight.size,
   };
+}
+
+/**
+ * A job's run as the span `job TYPE` (lib/tracing.ts), a child of the span that queued it: the
+ * request's, whose traceparent enqueue kept in the payload; a job queued outside any span (a
+ * monitor's schedule) starts a trace of its own. Every attempt is one such span.
+ */
+function runTraced(handler: JobHandler, job: Job, signal: AbortSignal): Promise<JobSuccess> {
+  const parent = typeof job.payload.traceparent === 'string' ? job.payload.traceparent : '';
+  const attributes = { 'viewfinder.job.type': job.type, 'viewfinder.job.attempt': job.attempts };
+  return inSpan(`job ${job.type}`, attributes, () => handler.run(job, { signal }), { kind: 'consumer', parent });
 }
 
 function errorMessage(err: unknown): string {

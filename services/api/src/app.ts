@@ -5,6 +5,8 @@ import { errorTranslator } from '../../../lib/http/error-translator.ts';
 import { jsonBody } from '../../../lib/http/json-body.ts';
 import { requestContext } from '../../../lib/http/request-context.ts';
 import { serverTiming } from '../../../lib/http/server-timing.ts';
+import { traceRequests } from '../../../lib/http/trace-requests.ts';
+import { spanUntilNext } from '../../../lib/tracing.ts';
 import { routerFor, type Route } from '../../../lib/http/routes.ts';
 import packageJson from '../../../package.json' with { type: 'json' };
 import type { Logger } from '../../../lib/logger.ts';
@@ -68,18 +70,19 @@ export function createApp(deps: AppDeps): Koa {
     { method: 'GET', path: '/metrics', handlers: [metricsEndpoint(deps.rendererRegistry ? Registry.merge([apiRegistry, deps.rendererRegistry]) : apiRegistry)] },
   ];
   if (config.mode === 'self-hosted') {
+    const selfHostedKey = spanUntilNext('viewfinder.auth', requireSelfHostedKey(config.apiKey));
     routes.push({
       method: 'POST',
       path: '/screenshot',
-      handlers: [requireSelfHostedKey(config.apiKey), ...jsonBody(config.bodyLimitBytes), screenshotHandler(renderer, deps.resultCache, logger)],
+      handlers: [selfHostedKey, ...jsonBody(config.bodyLimitBytes), screenshotHandler(renderer, deps.resultCache, logger)],
     });
     routes.push(
       {
         method: 'POST',
         path: '/captures',
-        handlers: [requireSelfHostedKey(config.apiKey), ...jsonBody(config.bodyLimitBytes), submitCapturesHandler(deps.captures, config.captures.selfHostedSigningSecret)],
+        handlers: [selfHostedKey, ...jsonBody(config.bodyLimitBytes), submitCapturesHandler(deps.captures, config.captures.selfHostedSigningSecret)],
       },
-      { method: 'GET', path: '/captures/:captureId', handlers: [requireSelfHostedKey(config.apiKey), captureStatusHandler(deps.captures)] },
+      { method: 'GET', path: '/captures/:captureId', handlers: [selfHostedKey, captureStatusHandler(deps.captures)] },
     );
   }
   if (config.mode === 'hosted') {
@@ -95,6 +98,8 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa();
   // Only behind a proxy that sets them may X-Forwarded-Proto (Secure cookies) and -For (client address) be believed.
   app.proxy = config.dashboard.trustProxy;
+  // First: the access log line and all the request does are written in its span (lib/tracing.ts).
+  app.use(traceRequests({ 'viewfinder.mode': config.mode }));
   app.use(serverTiming(recordDispatchOverhead));
   app.use(requestContext(logger));
   app.use(httpMetrics(httpRequestDuration));
@@ -113,7 +118,7 @@ function mountHostedRoutes(deps: HostedDeps, config: ApiConfig, tokenReviewer: T
     method: route.method,
     path: route.path,
     handlers: [
-      ...(route.access === 'public' ? [] : route.access === 'operator' ? [operatorAuth] : [requireHostedKey(deps.store, deps.logger, route.access)]),
+      ...(route.access === 'public' ? [] : [spanUntilNext('viewfinder.auth', route.access === 'operator' ? operatorAuth : requireHostedKey(deps.store, deps.logger, route.access), { 'viewfinder.access': route.access })]),
       ...(route.body ? jsonBody(config.bodyLimitBytes) : []),
       route.handler(deps),
     ],

@@ -7,6 +7,8 @@ import { loadKubeConfig } from '../../../lib/k8s/kube-config.ts';
 import { createLogger, type Logger } from '../../../lib/logger.ts';
 import { createRegistry } from '../../../lib/metrics.ts';
 import { loadConfigOrExit, runService } from '../../../lib/service-process.ts';
+import { checkTracingEnv, startTracing } from '../../../lib/tracing.ts';
+import packageJson from '../../../package.json' with { type: 'json' };
 import { describeStore, openStore } from '../../../lib/store/open.ts';
 import { instrumentRenderer } from '../../renderer/src/metrics.ts';
 import { createChromiumRenderer } from '../../renderer/src/pool.ts';
@@ -19,6 +21,7 @@ import { instrumentStore } from './metrics.ts';
 import { createRemoteRenderer } from './remote-renderer.ts';
 import { reportCacheSize } from './result-cache/metrics.ts';
 import { describeResultCache, lazyResultCache } from './result-cache/open.ts';
+import { traceDispatch, traceResultCache } from './trace-spans.ts';
 import { createNetworkGuard } from '../../renderer/src/guard/network-guard.ts';
 import { createCaptureJobs, type CaptureJobs } from './captures/service.ts';
 import { createJobRunner } from '../../../lib/jobs/runner.ts';
@@ -84,9 +87,12 @@ async function createRenderer(config: ApiConfig, logger: Logger): Promise<{ rend
 const config = loadConfigOrExit(() => loadApiConfig(process.env));
 const logger = createLogger({ level: config.logLevel, name: 'viewfinder-api' });
 
+loadConfigOrExit(() => checkTracingEnv(process.env));
 try {
   const store = config.mode === 'hosted' ? instrumentStore(await openStore(config.store), config.store.backend === 'mongo' ? 'mongodb' : 'sqlite') : undefined;
   if (store) logger.info({ store: describeStore(config.store) }, 'Opened the store');
+  // Off unless OTEL_* configures it; then before anything that may start a span.
+  if (await startTracing('viewfinder-api', packageJson.version)) logger.info('Tracing: spans go to the OTLP endpoint of OTEL_EXPORTER_OTLP_*');
   if (store && !config.store.secretKeys?.current) {
     logger.warn('SIGNING_SECRETS_KEY is not set: signing secrets are stored as they are, and a copy of the store could sign render links and webhooks (docs/hosted.md#signing-secrets-at-rest)');
   } else if (store) {
@@ -94,10 +100,12 @@ try {
     const resealed = await store.resealSigningSecrets();
     if (resealed > 0) logger.info({ resealed }, 'Sealed signing secrets with the current SIGNING_SECRETS_KEY');
   }
-  const resultCache = lazyResultCache(config.resultCache);
+  const resultCache = traceResultCache(lazyResultCache(config.resultCache));
   reportCacheSize(() => resultCache.sizeBytes());
   logger.info({ resultCache: describeResultCache(config.resultCache), maxBytes: config.resultCache.maxBytes }, 'Results with a cacheTtl are cached (opened on first use)');
-  const { renderer, rendererRegistry } = await createRenderer(config, logger);
+  const created = await createRenderer(config, logger);
+  const { rendererRegistry } = created;
+  const renderer = traceDispatch(created.renderer, config.remoteRenderer ? 'remote' : 'in-process');
   const jobStore = await openJobStore(config, store, logger);
   const captures = startCaptureJobs(config, jobStore, renderer, resultCache, logger);
   // One job runner for everything that outlives a request: monitors' runs join the asynchronous

@@ -33,6 +33,8 @@ import { captureEnded, captureStarted, estimatedBusy, leastLoaded, newBalancedBa
 import type { RemoteRendererConfig } from './config.ts';
 import { recordRendererReadiness, recordRendererRetry } from './metrics.ts';
 import { staticEndpoints, type RendererEndpoints } from './renderer-endpoints.ts';
+import { tracedExchange } from './trace-spans.ts';
+import { traceHeaders } from '../../../lib/tracing.ts';
 
 interface Backend extends BalancedBackend {
   /** What logs name: scheme, host and port, never a path or credentials. */
@@ -151,6 +153,8 @@ export async function createRemoteRenderer(config: RemoteRendererConfig, logger:
           'content-length': Buffer.byteLength(body),
           ...authorization,
           ...(requestId ? { 'x-request-id': requestId } : {}),
+          // The W3C traceparent of this exchange's span, so that the renderer's spans join the trace.
+          ...traceHeaders(),
         },
       });
       const connectTimer = setTimeout(() => request.destroy(Object.assign(new Error('connect timeout'), { code: 'CONNECT_TIMEOUT' })), config.connectTimeoutMs);
@@ -196,7 +200,7 @@ export async function createRemoteRenderer(config: RemoteRendererConfig, logger:
 
   const attempt = async (backend: Backend, body: string, signal: AbortSignal, options: CaptureOptions) => {
     try {
-      return await send(backend, body, signal, options);
+      return await tracedExchange(backend.base, () => send(backend, body, signal, options));
     } catch (err) {
       if (err instanceof ConnectionFailure && !err.staleSocket) setReady(backend, false, { error: err.code });
       if (err instanceof ServiceUnavailable) setReady(backend, false, { status: 503 });

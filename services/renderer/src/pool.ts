@@ -18,6 +18,8 @@ import { createNetworkGuard, type NetworkGuard } from './guard/network-guard.ts'
 import { dispatchPromptly } from './prompt-dispatch.ts';
 import type { CaptureOptions, CaptureRequest, CaptureResult, Renderer } from './renderer.ts';
 import { killProcessGroup, warmContextConcurrency } from './warm-context-concurrency.ts';
+import { currentTraceparent, inSpan, startSpan, tracingOn, type OpenSpan } from '../../../lib/tracing.ts';
+import { captureSpanAttributes, tracePageCleaner } from './capture/phase-spans.ts';
 
 interface CaptureJob {
   request: CaptureRequest;
@@ -25,6 +27,10 @@ interface CaptureJob {
   signal: AbortSignal;
   /** Set once a worker has given the job its page. */
   page?: Page;
+  /** The dispatching span's W3C traceparent (lib/tracing.ts): the worker's spans join its trace. */
+  traceparent?: string;
+  /** `renderer.context`, from the job's dispatch until a worker hands it a page in a fresh context. */
+  contextSpan?: OpenSpan;
 }
 
 /** How long an aborted capture's browser may take to let go before it counts as hung and is killed. */
@@ -108,7 +114,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
   const proxy = await startFilteringProxy(guard, logger);
   const admission = createAdmission(config.concurrency, config.queueLimit);
 
-  const cleaner = await createPageCleaner(config, logger);
+  const cleaner = tracePageCleaner(await createPageCleaner(config, logger));
   const cluster: Cluster<CaptureJob, CaptureResult> = await Cluster.launch({
     concurrency: warmContextConcurrency({
       prepareLaunch: async () => {
@@ -159,7 +165,10 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
     longRequestMs: 3000,
     settleHints: new SettleHints(),
   };
-  const task = ({ page, data }: { page: Page; data: CaptureJob }) => runCapture(page, data, guard, limits, cleaner, log);
+  const task = ({ page, data }: { page: Page; data: CaptureJob }) =>
+    data.traceparent === undefined
+      ? runCapture(page, data, guard, limits, cleaner, log)
+      : inSpan('renderer.capture', captureSpanAttributes(data.request), () => runCapture(page, data, guard, limits, cleaner, log), { parent: data.traceparent });
 
   // Start every worker now, so each holds a warm context before the first request arrives.
   await Promise.all(Array.from({ length: config.concurrency }, () => cluster.execute(async () => undefined as never)));
@@ -204,9 +213,10 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
         // An html document has no URL to check; everything it loads goes through the proxy's guard.
         if (request.html === undefined) await guard.checkUrl(request.url);
         if (request.allowedDomains) checkUrlInScope(request.url, request.allowedDomains, request);
-        const slot = await admission.acquire(abort.signal);
+        const slot = tracingOn() ? await inSpan('renderer.slot', undefined, () => admission.acquire(abort.signal)) : await admission.acquire(abort.signal);
         const started = performance.now();
         const data: CaptureJob = { request, signal: abort.signal };
+        if (tracingOn()) Object.assign(data, { traceparent: currentTraceparent() ?? '', contextSpan: startSpan('renderer.context') });
         const job = cluster.execute(data, task);
         // The slot stays taken until the browser is really done, even when the client was answered early.
         const done = job.then(
@@ -214,6 +224,7 @@ export async function createChromiumRenderer(config: RendererConfig, logger: Log
           () => slot.release(performance.now() - started),
         );
         abort.signal.addEventListener('abort', () => killIfStillBusy(done, data), { once: true });
+        if (data.contextSpan) void done.finally(() => data.contextSpan?.end());
         return await untilAborted(job, abort.signal);
       } catch (err) {
         if (abort.signal.aborted) throw abort.signal.reason;
@@ -251,6 +262,7 @@ async function runCapture(
   log: Logger,
 ): Promise<CaptureResult> {
   job.page = page;
+  job.contextSpan?.end();
   job.signal.throwIfAborted();
   // Closing the page stops its work. A browser that cannot even do that within HANG_GRACE_MS is
   // hung, and is killed so that the pool launches a fresh one.

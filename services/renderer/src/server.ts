@@ -11,6 +11,7 @@ import { abortWhenClientGoes } from '../../../lib/http/client-gone.ts';
 import { errorTranslator } from '../../../lib/http/error-translator.ts';
 import { jsonBody } from '../../../lib/http/json-body.ts';
 import { requestContext } from '../../../lib/http/request-context.ts';
+import { traceRequests } from '../../../lib/http/trace-requests.ts';
 import { routerFor } from '../../../lib/http/routes.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import { createHttpRequestDuration, httpMetrics, metricsEndpoint } from '../../../lib/metrics.ts';
@@ -48,6 +49,8 @@ export function createRendererServer(deps: RendererServerDeps): Koa {
   ]);
 
   const app = new Koa();
+  // A capture's spans continue the API's trace (its traceparent header; lib/tracing.ts).
+  app.use(traceRequests({}, [STATUS_PATH]));
   // The API polls GET /v1/status every probeIntervalMs (2 s) from every API pod.
   app.use(requestContext(logger, [STATUS_PATH]));
   app.use(httpMetrics(createHttpRequestDuration(registry)));

@@ -15,6 +15,7 @@ import { waitAtMost } from './wait-at-most.ts';
 import { actOnPage, navigationTarget, prepareVisit } from './visit.ts';
 import { smartWait, waitForLoadEvent, type SmartWaitSettings } from './smart-wait.ts';
 import { ReportCollector } from '../report/report-collector.ts';
+import { phase } from './phase-spans.ts';
 
 export interface CaptureLimits {
   /** Until DOMContentLoaded; past it the capture is a 408. */
@@ -285,7 +286,10 @@ async function waitUntilReady(
   return deadline;
 }
 
-async function navigate(page: Page, url: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+/** renderer.navigation when tracing is on (phase-spans.ts). */
+const navigate = phase('renderer.navigation', untracedNavigate);
+
+async function untracedNavigate(page: Page, url: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   const navigation = watchNavigationRequest(page);
   try {
     await page.goto(url, { waitUntil: 'domcontentloaded', timeout: timeoutMs, ...(signal ? { signal } : {}) });
@@ -346,7 +350,10 @@ function encoding(request: CaptureRequest) {
   return { type, optimizeForSpeed: true, ...(type === 'png' ? {} : { quality: request.imageQuality ?? DEFAULT_IMAGE_QUALITY }) } as const;
 }
 
-async function screenshot(page: Page, profile: Profile, request: CaptureRequest, maxImageHeight: number): Promise<{ image: Buffer; truncated: boolean }> {
+/** renderer.encode (the picture, taken and encoded by Chromium) when tracing is on (phase-spans.ts). */
+const screenshot = phase('renderer.encode', untracedScreenshot);
+
+async function untracedScreenshot(page: Page, profile: Profile, request: CaptureRequest, maxImageHeight: number): Promise<{ image: Buffer; truncated: boolean }> {
   const maxCssHeight = Math.floor(maxImageHeight / profile.viewport.deviceScaleFactor);
   if (request.selector !== undefined) {
     // An element taller than the full-page cap is cut there, as a full page would be.

@@ -2,6 +2,7 @@ import type { Page } from 'puppeteer-core';
 import type { NetworkMonitor } from './network-monitor.ts';
 import { smartWait, type SmartWaitSettings } from './smart-wait.ts';
 import { TWO_FRAMES_MAX_MS, waitAtMost } from './wait-at-most.ts';
+import { phase } from './phase-spans.ts';
 
 /** How long one scroll step may wait for what it triggered. */
 const STEP_MAX_MS = 1500;
@@ -20,7 +21,10 @@ export function documentHeight(page: Page): Promise<number> {
  * lazy images and iframes loaded at once instead, which is the same picture, and the smart wait
  * that follows waits for them.
  */
-export async function revealLazyContent(
+/** renderer.full_page when tracing is on (phase-spans.ts). */
+export const revealLazyContent = phase('renderer.full_page', untracedRevealLazyContent);
+
+async function untracedRevealLazyContent(
   page: Page,
   network: NetworkMonitor,
   settings: SmartWaitSettings,

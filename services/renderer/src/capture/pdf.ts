@@ -7,6 +7,7 @@
 import type { Page } from 'puppeteer-core';
 import { BadRequest } from '../../../../lib/errors.ts';
 import type { ImageSize } from './image-formats.ts';
+import { phase } from './phase-spans.ts';
 
 export const PAPER_SIZES = {
   A4: { width: '210mm', height: '297mm' },
@@ -148,7 +149,10 @@ const RANGE_PAST_END = /Page range exceeds page count/i;
  * survive the new document when removeAds' own session is attached (each session's emulation is
  * restored in turn, and the last one's empty type wins).
  */
-export async function printPdf(page: Page, pdf: PdfOptions | undefined, maxPages: number): Promise<Buffer> {
+/** renderer.pdf when tracing is on (phase-spans.ts). */
+export const printPdf = phase('renderer.pdf', untracedPrintPdf);
+
+async function untracedPrintPdf(page: Page, pdf: PdfOptions | undefined, maxPages: number): Promise<Buffer> {
   const options = resolvePdfOptions(pdf);
   const px = (value: number) => `${value}px`;
   const session = options.emulateMedia === 'screen' ? await page.createCDPSession() : undefined;

@@ -1,6 +1,7 @@
 import { TimeoutError, type Page } from 'puppeteer-core';
 import type { NetworkMonitor } from './network-monitor.ts';
 import { waitForPageCalm, type CalmReport } from './readiness-probe.ts';
+import { phase } from './phase-spans.ts';
 
 export interface SmartWaitSettings {
   /** Hard cap (SMART_WAIT_MAX_MS): when reached, the capture happens anyway. */
@@ -24,7 +25,10 @@ export interface SmartWaitOutcome extends CalmReport {
  * condition of readiness-probe.ts, holding together. If a request starts while the page looks calm,
  * the page is not done: wait again. Ends at `deadline` (performance.now() clock) regardless.
  */
-export async function smartWait(
+/** renderer.smart_wait when tracing is on (phase-spans.ts). */
+export const smartWait = phase('renderer.smart_wait', untracedSmartWait);
+
+async function untracedSmartWait(
   page: Page,
   network: NetworkMonitor,
   settings: SmartWaitSettings,
