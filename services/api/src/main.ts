@@ -19,9 +19,9 @@ import { loadApiConfig, type ApiConfig } from './config.ts';
 import { watchRendererEndpointSlices } from './endpoint-slices.ts';
 import { instrumentStore } from './metrics.ts';
 import { createRemoteRenderer } from './remote-renderer.ts';
+import { traceDispatch, traceResultCache } from './trace-spans.ts';
 import { reportCacheSize } from './result-cache/metrics.ts';
 import { describeResultCache, lazyResultCache } from './result-cache/open.ts';
-import { traceDispatch, traceResultCache } from './trace-spans.ts';
 import { createNetworkGuard } from '../../renderer/src/guard/network-guard.ts';
 import { createCaptureJobs, type CaptureJobs } from './captures/service.ts';
 import { createJobRunner } from '../../../lib/jobs/runner.ts';
@@ -85,14 +85,14 @@ async function createRenderer(config: ApiConfig, logger: Logger): Promise<{ rend
 }
 
 const config = loadConfigOrExit(() => loadApiConfig(process.env));
+loadConfigOrExit(() => checkTracingEnv(process.env));
 const logger = createLogger({ level: config.logLevel, name: 'viewfinder-api' });
 
-loadConfigOrExit(() => checkTracingEnv(process.env));
 try {
-  const store = config.mode === 'hosted' ? instrumentStore(await openStore(config.store), config.store.backend === 'mongo' ? 'mongodb' : 'sqlite') : undefined;
-  if (store) logger.info({ store: describeStore(config.store) }, 'Opened the store');
   // Off unless OTEL_* configures it; then before anything that may start a span.
   if (await startTracing('viewfinder-api', packageJson.version)) logger.info('Tracing: spans go to the OTLP endpoint of OTEL_EXPORTER_OTLP_*');
+  const store = config.mode === 'hosted' ? instrumentStore(await openStore(config.store), config.store.backend === 'mongo' ? 'mongodb' : 'sqlite') : undefined;
+  if (store) logger.info({ store: describeStore(config.store) }, 'Opened the store');
   if (store && !config.store.secretKeys?.current) {
     logger.warn('SIGNING_SECRETS_KEY is not set: signing secrets are stored as they are, and a copy of the store could sign render links and webhooks (docs/hosted.md#signing-secrets-at-rest)');
   } else if (store) {
