@@ -55,7 +55,7 @@ func TestNoCredentialInErrorsOrPrints(t *testing.T) {
 		fmt.Sprint(client), fmt.Sprintf("%v %+v %#v %s", client, client, client, client), fmt.Sprintf("%+v", *client.Captures),
 		fmt.Sprintf("%+v", *client), fmt.Sprintf("%#v", *client),
 		fmt.Sprint(issued), fmt.Sprintf("%v %+v %#v %#v", issued, link, issued, link),
-		fmt.Sprintf("%+v %#v", viewfinder.CaptureOptions{Authorization: &viewfinder.Authorization{Type: "bearer", Token: secretKey}}, &viewfinder.Authorization{Type: "basic", Password: secretKey}),
+		fmt.Sprintf("%+v %#v", viewfinder.CaptureOptions{Credentials: viewfinder.Credentials{Authorization: &viewfinder.Authorization{Type: "bearer", Token: secretKey}}}, &viewfinder.Authorization{Type: "basic", Password: secretKey}),
 	} {
 		if strings.Contains(text, secretKey) || strings.Contains(text, "vfs_signing-secret-never-shown") {
 			t.Errorf("a secret shows in %q", text)

@@ -231,7 +231,7 @@ func TestRenderLinkFetchedFromTheService(t *testing.T) {
 		t.Errorf("a tampered link answered %d, want 401", res.StatusCode)
 	}
 	// Credentials never go into a link.
-	if _, err := viewfinder.LinkParams(&viewfinder.CaptureOptions{URL: "https://example.com/", Cookies: []viewfinder.Cookie{{Name: "a", Value: "b"}}}); !errors.Is(err, viewfinder.ErrNotLinkable) {
+	if _, err := viewfinder.LinkParams(&viewfinder.CaptureOptions{URL: "https://example.com/", Credentials: viewfinder.Credentials{Cookies: []viewfinder.Cookie{{Name: "a", Value: "b"}}}}); !errors.Is(err, viewfinder.ErrNotLinkable) {
 		t.Errorf("want ErrNotLinkable, got %v", err)
 	}
 }
@@ -240,13 +240,13 @@ func TestLinkParamsOrderAndEncoding(t *testing.T) {
 	params, err := viewfinder.LinkParams(&viewfinder.CaptureOptions{
 		URL: "https://example.com/", Quality: viewfinder.QualityRetina, FullPage: true, RemoveAds: viewfinder.Bool(false), Format: viewfinder.FormatPDF,
 		PDF:           &viewfinder.PDFOptions{Paper: "Letter", Margin: &viewfinder.PDFMargin{Top: "1cm"}},
-		HideSelectors: []string{".a", ".b"}, Geolocation: &viewfinder.Geolocation{Latitude: 48.85, Longitude: 2.35},
+		HideSelectors: []string{".a", ".b"}, VisitOptions: viewfinder.VisitOptions{Locale: "fr-FR", Geolocation: &viewfinder.Geolocation{Latitude: 48.85, Longitude: 2.35}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(params)
-	want := `[{"Name":"url","Value":"https://example.com/"},{"Name":"quality","Value":"retina"},{"Name":"fullPage","Value":"true"},{"Name":"removeAds","Value":"false"},{"Name":"format","Value":"pdf"},{"Name":"pdf.paper","Value":"Letter"},{"Name":"pdf.margin.top","Value":"1cm"},{"Name":"hideSelectors","Value":".a"},{"Name":"hideSelectors","Value":".b"},{"Name":"geolocation.latitude","Value":"48.85"},{"Name":"geolocation.longitude","Value":"2.35"}]`
+	want := `[{"Name":"url","Value":"https://example.com/"},{"Name":"quality","Value":"retina"},{"Name":"fullPage","Value":"true"},{"Name":"removeAds","Value":"false"},{"Name":"format","Value":"pdf"},{"Name":"pdf.paper","Value":"Letter"},{"Name":"pdf.margin.top","Value":"1cm"},{"Name":"hideSelectors","Value":".a"},{"Name":"hideSelectors","Value":".b"},{"Name":"locale","Value":"fr-FR"},{"Name":"geolocation.latitude","Value":"48.85"},{"Name":"geolocation.longitude","Value":"2.35"}]`
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

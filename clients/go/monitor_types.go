@@ -42,31 +42,24 @@ type MonitorCompare struct {
 
 // MonitorPage is one page of a monitor, with the capture options that make sense there.
 type MonitorPage struct {
-	Name            string       `json:"name"`
-	URL             string       `json:"url"`
-	Quality         Quality      `json:"quality,omitempty"`
-	FullPage        bool         `json:"fullPage,omitempty"`
-	RemoveAds       *bool        `json:"removeAds,omitempty"`
-	Wait            int          `json:"wait,omitempty"`
-	WaitForSelector string       `json:"waitForSelector,omitempty"`
-	Selector        string       `json:"selector,omitempty"`
-	HideSelectors   []string     `json:"hideSelectors,omitempty"`
-	DarkMode        bool         `json:"darkMode,omitempty"`
-	ReducedMotion   bool         `json:"reducedMotion,omitempty"`
-	IgnoreRegions   []Region     `json:"ignoreRegions,omitempty"`
-	UserAgent       string       `json:"userAgent,omitempty"`
-	InjectCSS       string       `json:"injectCss,omitempty"`
-	InjectJS        string       `json:"injectJs,omitempty"`
-	Click           string       `json:"click,omitempty"`
-	BlockResources  []string     `json:"blockResources,omitempty"`
-	BlockURLs       []string     `json:"blockUrls,omitempty"`
-	Timezone        string       `json:"timezone,omitempty"`
-	Locale          string       `json:"locale,omitempty"`
-	Geolocation     *Geolocation `json:"geolocation,omitempty"`
-	Credentials     *Credentials `json:"credentials,omitempty"`
+	Name            string   `json:"name"`
+	URL             string   `json:"url"`
+	Quality         Quality  `json:"quality,omitempty"`
+	FullPage        bool     `json:"fullPage,omitempty"`
+	RemoveAds       *bool    `json:"removeAds,omitempty"`
+	Wait            int      `json:"wait,omitempty"`
+	WaitForSelector string   `json:"waitForSelector,omitempty"`
+	Selector        string   `json:"selector,omitempty"`
+	HideSelectors   []string `json:"hideSelectors,omitempty"`
+	DarkMode        bool     `json:"darkMode,omitempty"`
+	ReducedMotion   bool     `json:"reducedMotion,omitempty"`
+	IgnoreRegions   []Region `json:"ignoreRegions,omitempty"`
+	VisitOptions
+	Credentials *Credentials `json:"credentials,omitempty"`
 }
 
-// Credentials of a page behind a login; write-only (answers say HasCredentials instead).
+// Credentials of a page behind a login, sent to its URL's origin only: in CaptureOptions, and as a
+// monitor page's Credentials (write-only there: answers say HasCredentials instead).
 type Credentials struct {
 	Headers       map[string]string `json:"headers,omitempty"`
 	Cookies       []Cookie          `json:"cookies,omitempty"`

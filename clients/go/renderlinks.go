@@ -113,10 +113,14 @@ func flatten(prefix string, v reflect.Value, out *[]LinkParam) {
 	t := v.Type()
 	for i := range t.NumField() {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		field := v.Field(i)
+		if t.Field(i).Anonymous && name == "" { // VisitOptions: its fields are the options' own
+			flatten(prefix, field, out)
+			continue
+		}
 		if name == "" || name == "-" {
 			continue
 		}
-		field := v.Field(i)
 		if field.IsZero() {
 			continue
 		}

@@ -73,24 +73,31 @@ type CaptureOptions struct {
 	DarkMode        bool     `json:"darkMode,omitempty"`
 	ReducedMotion   bool     `json:"reducedMotion,omitempty"`
 	// CacheTTL is how many seconds a stored result may answer the same request (0: none).
-	CacheTTL  int    `json:"cacheTtl,omitempty"`
-	UserAgent string `json:"userAgent,omitempty"`
-	// Headers, Cookies and Authorization are sent to the URL's own origin only (a page behind a
-	// login). They cannot ride in a render link.
-	Headers        map[string]string `json:"headers,omitempty"`
-	Cookies        []Cookie          `json:"cookies,omitempty"`
-	Authorization  *Authorization    `json:"authorization,omitempty"`
-	InjectCSS      string            `json:"injectCss,omitempty"`
-	InjectJS       string            `json:"injectJs,omitempty"`
-	Click          string            `json:"click,omitempty"`
-	BlockResources []string          `json:"blockResources,omitempty"`
-	BlockURLs      []string          `json:"blockUrls,omitempty"`
-	Timezone       string            `json:"timezone,omitempty"`
-	Locale         string            `json:"locale,omitempty"`
-	Geolocation    *Geolocation      `json:"geolocation,omitempty"`
+	CacheTTL int `json:"cacheTtl,omitempty"`
+	// Credentials (Headers, Cookies, Authorization) are sent to the URL's own origin only (a page
+	// behind a login). They cannot ride in a render link.
+	Credentials
+	VisitOptions
 	// Report asks for the page report beside the image (Create only: not with CreateImage, Submit
 	// or a render link).
 	Report *ReportOptions `json:"report,omitempty"`
+}
+
+// VisitOptions are how the browser visits the page, for a capture as for a monitor's page.
+type VisitOptions struct {
+	// UserAgent replaces the profile's User-Agent.
+	UserAgent string `json:"userAgent,omitempty"`
+	// InjectCSS is added from the first paint; InjectJS runs once the page has loaded; Click is a
+	// selector clicked before the wait.
+	InjectCSS string `json:"injectCss,omitempty"`
+	InjectJS  string `json:"injectJs,omitempty"`
+	Click     string `json:"click,omitempty"`
+	// BlockResources: images, fonts, media, scripts. BlockURLs: patterns, * any characters.
+	BlockResources []string     `json:"blockResources,omitempty"`
+	BlockURLs      []string     `json:"blockUrls,omitempty"`
+	Timezone       string       `json:"timezone,omitempty"`
+	Locale         string       `json:"locale,omitempty"`
+	Geolocation    *Geolocation `json:"geolocation,omitempty"`
 }
 
 // PDFOptions are the options of a PDF capture; lengths are strings with a unit ("210mm").
