@@ -21,6 +21,7 @@ import type {
   MonitorUpdateParams,
   RunNowResult,
   ScreenshotImage,
+  ScreenshotOptions,
   ScreenshotResult,
   Site,
   SiteCreateParams,
@@ -65,13 +66,13 @@ function numberHeader(response: Response, name: string): number | undefined {
 
 /** Synchronous captures: `POST /api/screenshot` (hosted) or `POST /screenshot` (self-hosted). */
 export class Screenshots extends Resource {
-  #call(options: CaptureOptions, accept: string | undefined, requestOptions: RequestOptions | undefined): Call {
+  #call(options: ScreenshotOptions, accept: string | undefined, requestOptions: RequestOptions | undefined): Call {
     const path = this.context.mode === 'hosted' ? '/api/screenshot' : '/screenshot';
     return { method: 'POST', path, body: withSite(this.context, options), ...(accept ? { accept } : {}), options: requestOptions };
   }
 
   /** Captures and answers the JSON result, the image as a data URI. */
-  create(options: CaptureOptions, requestOptions?: RequestOptions): Promise<ScreenshotResult> {
+  create(options: ScreenshotOptions, requestOptions?: RequestOptions): Promise<ScreenshotResult> {
     return this.context.transport.json(this.#call(options, undefined, requestOptions));
   }
 

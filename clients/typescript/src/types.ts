@@ -134,6 +134,67 @@ export const CAPTURE_OPTION_FIELDS = fields<CaptureOptions>({
   geolocation: true, headers: true, cookies: true, authorization: true,
 });
 
+/** What the page must do to work, judged against its report (docs/capture-options.md, "Checks"). */
+export interface ReportChecks {
+  /** Expected final statuses of the main document. */
+  status?: number[];
+  /** Console errors and uncaught exceptions allowed; `ignore`: patterns of messages not counted. */
+  maxConsoleErrors?: number | { max: number; ignore?: string[] };
+  /** Failed requests allowed; `ignore`: URL patterns; `byType`: a bound per resource type. */
+  maxFailedRequests?: number | { max?: number; ignore?: string[]; byType?: Record<string, number> };
+  /** Bounds per Web Vital (LCP, CLS, FCP, TTFB, TBT). */
+  webVitals?: Record<string, unknown>;
+  /** axe-core violations allowed at or above each impact; `skipRules`: rule ids not counted. */
+  maxViolations?: Record<string, number | string[]>;
+  /** Text that must or must not appear, in the page or in a selector. */
+  text?: Array<Record<string, string>>;
+  /** Milliseconds from navigation start to the end of the load event. */
+  maxLoadTime?: number;
+}
+
+export const REPORT_CHECKS_FIELDS = fields<ReportChecks>({
+  status: true, maxConsoleErrors: true, maxFailedRequests: true, webVitals: true, maxViolations: true, text: true, maxLoadTime: true,
+});
+
+/** `report` as an object: axe's audit, and checks judged against the report. */
+export interface ReportOptions {
+  axe?: boolean;
+  checks?: ReportChecks;
+}
+export const REPORT_OPTION_FIELDS = fields<ReportOptions>({ axe: true, checks: true });
+
+/**
+ * The body of a synchronous capture answered in JSON (`screenshots.create`): the options, and
+ * `report`, the page report of the same visit beside the image (never on an image answer or an
+ * asynchronous capture, which cannot carry it).
+ */
+export interface ScreenshotOptions extends CaptureOptions {
+  report?: boolean | ReportOptions;
+}
+export const SCREENSHOT_OPTION_FIELDS = fields<ScreenshotOptions>({
+  ...Object.fromEntries(CAPTURE_OPTION_FIELDS.map((name) => [name, true])) as FieldSet<CaptureOptions>,
+  report: true,
+});
+
+/**
+ * The page report (docs/capture-options.md, "The report"): the document's status and redirects, the
+ * console, failed requests, Web Vitals, weight and a request timeline; `checks` holds the verdict
+ * when checks were asked.
+ */
+export interface PageReport {
+  document: { url: string; status: number | null; redirects: Array<{ url: string; status: number }> };
+  console: Record<'errors' | 'warnings' | 'cspReportOnly' | 'browser', { total: number; items: Array<Record<string, unknown>> }>;
+  failedRequests: { total: number; items: Array<Record<string, unknown>> };
+  vitals: Record<string, Record<string, unknown>>;
+  loadTimeMs: number | null;
+  weight: { requests: number; bytes: number; byType: Record<string, { requests: number; bytes: number }> };
+  timeline: { total: number; items: Array<Record<string, unknown>> };
+  accessibility?: Record<string, unknown>;
+  text?: Record<string, unknown>;
+  /** Only when checks were asked: the verdict, and each failure with the check, the value and the bound. */
+  checks?: { failing: boolean; failures: Array<Record<string, unknown>> };
+}
+
 /** An asynchronous capture: the options, plus where to send the webhook and an idempotency key. */
 export interface AsyncCaptureOptions extends CaptureOptions {
   /** Told the outcome with a signed POST (see `verifyWebhook`). */
@@ -165,10 +226,12 @@ export interface ScreenshotResult {
   cached?: boolean;
   /** Hosted mode: the site the capture was counted against. */
   site_id?: string;
+  /** Only when the request asked for `report`. */
+  report?: PageReport;
 }
 export const SCREENSHOT_RESULT_FIELDS = fields<ScreenshotResult>({
   success: true, image: true, url: true, quality: true, width: true, height: true, fileSize: true, processingTimeMs: true,
-  waitMs: true, truncated: true, cached: true, site_id: true,
+  waitMs: true, truncated: true, cached: true, site_id: true, report: true,
 });
 
 /** A capture answered as bytes (Accept: image/...), with the other fields read from its Viewfinder-* headers. */

@@ -57,10 +57,12 @@ describe('the contract', () => {
     const run = () => answer('/api/monitors/{monitorId}/runs', 'get', 200).items as Schema;
     const status = () => answer('/api/captures/{captureId}', 'get', 200);
     return [
-      ['CaptureOptions (POST /api/screenshot)', types.CAPTURE_OPTION_FIELDS, () => body('/api/screenshot', 'post')],
+      ['ScreenshotOptions (POST /api/screenshot)', types.SCREENSHOT_OPTION_FIELDS, () => body('/api/screenshot', 'post')],
       ['AsyncCaptureOptions (POST /api/captures)', types.ASYNC_CAPTURE_OPTION_FIELDS, submit],
       ['the batch form of POST /api/captures', ['captures'], () => body('/api/captures', 'post').anyOf?.[1] as Schema],
       ['a capture of a batch', types.ASYNC_CAPTURE_OPTION_FIELDS, () => props(body('/api/captures', 'post').anyOf?.[1]).captures?.items as Schema],
+      ['ReportOptions', types.REPORT_OPTION_FIELDS, () => (capture().report?.anyOf ?? []).find((branch) => branch.type === 'object') as Schema],
+      ['ReportChecks', types.REPORT_CHECKS_FIELDS, () => props((capture().report?.anyOf ?? []).find((branch) => branch.type === 'object')).checks as Schema],
       ['PdfOptions', types.PDF_FIELDS, () => capture().pdf as Schema],
       ['PdfMargin', types.PDF_MARGIN_FIELDS, () => props(capture().pdf).margin as Schema],
       ['Geolocation', types.GEOLOCATION_FIELDS, () => capture().geolocation as Schema],
