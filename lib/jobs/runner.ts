@@ -43,6 +43,11 @@ export interface JobHandler {
    * dies in between, it is called again after the job is reclaimed.
    */
   onFailure?(job: Job, error: string): Promise<void>;
+  /**
+   * Called on each sweep, after finished jobs past their retention are removed: for what the
+   * handler keeps outside the store (a capture's image in the blob store) and must remove with them.
+   */
+  sweep?(now: Date): Promise<void>;
 }
 
 export type JobEvent =
@@ -243,6 +248,9 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       if (removed > 0) logger.info({ removed }, 'Removed finished jobs past their retention');
     } catch (err) {
       logger.warn({ err }, 'Could not remove expired jobs');
+    }
+    for (const handler of handlers.values()) {
+      await handler.sweep?.(new Date()).catch((err: unknown) => logger.warn({ err, type: handler.type }, 'Could not remove what expired jobs left'));
     }
   }
 

@@ -28,7 +28,7 @@ export interface ApiConfig extends HttpServiceConfig {
   dashboard: DashboardConfig;
   /** Where results with a cacheTtl are kept: beside the store, in either mode. */
   resultCache: ResultCacheConfig;
-  /** BLOB_STORE: where the service's own blobs go (asynchronous results; lib/blobs/open.ts). */
+  /** BLOB_STORE: where the service's own blobs go (asynchronous results, monitor pictures; lib/blobs/open.ts). */
   blobs: BlobStoreConfig;
   /** Asynchronous captures, the job runner and webhooks (captures/config.ts). */
   captures: CapturesConfig;
@@ -64,11 +64,19 @@ function loadOperatorAuthConfig(env: Env): OperatorAuthConfig {
   };
 }
 
-/** MongoDB GridFS when MONGODB_URI is set, else files in DATA_DIR/result-cache; RESULT_CACHE_MAX_MB bounds either. */
-export type ResultCacheConfig = { backend: 'disk'; dir: string; maxBytes: number } | { backend: 'gridfs'; mongodbUri: string; maxBytes: number };
+/**
+ * With BLOB_STORE=s3, objects in the bucket (result-cache/blob-cache.ts); otherwise MongoDB GridFS
+ * when MONGODB_URI is set, else files in DATA_DIR/result-cache, each with a cache of its own that
+ * shares recency where the blob store cannot. RESULT_CACHE_MAX_MB bounds any of them.
+ */
+export type ResultCacheConfig =
+  | { backend: 'disk'; dir: string; maxBytes: number }
+  | { backend: 'gridfs'; mongodbUri: string; maxBytes: number }
+  | { backend: 'blobs'; blobs: BlobStoreConfig; maxBytes: number };
 
-function loadResultCacheConfig(env: Env, store: StoreConfig): ResultCacheConfig {
+function loadResultCacheConfig(env: Env, store: StoreConfig, blobs: BlobStoreConfig): ResultCacheConfig {
   const maxBytes = readInt(env, 'RESULT_CACHE_MAX_MB', 1024, { min: 1, max: 10_000_000 }) * 1024 * 1024;
+  if (blobs.kind === 's3') return { backend: 'blobs', blobs, maxBytes };
   return store.backend === 'mongo' ? { backend: 'gridfs', mongodbUri: store.mongodbUri, maxBytes } : { backend: 'disk', dir: path.join(store.dataDir, 'result-cache'), maxBytes };
 }
 
@@ -104,6 +112,7 @@ export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/se
 export function loadApiConfig(env: Env): ApiConfig {
   const renderer = loadRendererConfig(env);
   const store = loadStoreConfig(env);
+  const blobs = loadBlobStoreConfig(env, store);
   return {
     ...loadHttpServiceConfig(env, 'PORT', 3000),
     mode: readEnum(env, 'MODE', MODES, 'self-hosted'),
@@ -111,12 +120,12 @@ export function loadApiConfig(env: Env): ApiConfig {
     renderer,
     remoteRenderer: loadRemoteRendererConfig(env, renderer.captureTimeoutMs),
     store,
-    resultCache: loadResultCacheConfig(env, store),
-    blobs: loadBlobStoreConfig(env, store),
+    resultCache: loadResultCacheConfig(env, store, blobs),
+    blobs,
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 60, { min: 1, max: 1_000_000 }),
     dashboard: loadDashboardConfig(env),
     captures: loadCapturesConfig(env),
-    monitors: loadMonitorsConfig(env, store),
+    monitors: loadMonitorsConfig(env, store, blobs),
     operatorAuth: loadOperatorAuthConfig(env),
   };
 }

@@ -10,6 +10,8 @@ import { loadConfigOrExit, runService } from '../../../lib/service-process.ts';
 import { checkTracingEnv, startTracing } from '../../../lib/tracing.ts';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { describeStore, openStore } from '../../../lib/store/open.ts';
+import type { BlobStore } from '../../../lib/blobs/blob-store.ts';
+import { lazyBlobStore } from '../../../lib/blobs/open.ts';
 import { instrumentRenderer } from '../../renderer/src/metrics.ts';
 import { createChromiumRenderer } from '../../renderer/src/pool.ts';
 import type { Renderer } from '../../renderer/src/renderer.ts';
@@ -57,9 +59,9 @@ async function openJobStore(config: ApiConfig, hostedStore: Store | undefined, l
   }
 }
 
-function startCaptureJobs(config: ApiConfig, store: Store | undefined, renderer: Renderer, resultCache: ResultCache, logger: Logger): CaptureJobs | undefined {
+function startCaptureJobs(config: ApiConfig, store: Store | undefined, renderer: Renderer, resultCache: ResultCache, blobs: BlobStore, logger: Logger): CaptureJobs | undefined {
   if (!store) return undefined;
-  const captures = createCaptureJobs({ store, renderer, config: config.captures, logger, guard: createNetworkGuard(config.renderer.networkAllowlist), resultCache });
+  const captures = createCaptureJobs({ store, renderer, config: config.captures, logger, guard: createNetworkGuard(config.renderer.networkAllowlist), resultCache, blobs });
   captures.runner.start();
   const webhookSpanMs = minimumRetrySpanMs(config.captures.webhook);
   if (webhookSpanMs < 3_600_000) logger.warn({ webhookSpanMs }, 'Webhook retries span less than an hour (WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_BASE_MS, WEBHOOK_RETRY_MAX_MS): a receiver down for longer misses its events');
@@ -107,11 +109,13 @@ try {
   const { rendererRegistry } = created;
   const renderer = traceDispatch(created.renderer, config.remoteRenderer ? 'remote' : 'in-process');
   const jobStore = await openJobStore(config, store, logger);
-  const captures = startCaptureJobs(config, jobStore, renderer, resultCache, logger);
+  const blobs = lazyBlobStore(config.blobs);
+  logger.info({ blobs: blobs.describe() }, 'Asynchronous results and monitor pictures go to the blob store (opened on first use)');
+  const captures = startCaptureJobs(config, jobStore, renderer, resultCache, blobs, logger);
   // One job runner for everything that outlives a request: monitors' runs join the asynchronous
   // captures' runner when there is one (each job type keeps its own concurrency bound).
   const runner = captures?.runner ?? (store ? createJobRunner({ store, logger, concurrency: config.monitors.runConcurrency, leaseMs: 60_000, pollIntervalMs: 1000 }) : undefined);
-  const monitors = store && runner ? startMonitorService({ store, renderer, images: await openMonitorImages(config.monitors.images), runner, config: config.monitors, logger }) : undefined;
+  const monitors = store && runner ? startMonitorService({ store, renderer, images: await openMonitorImages(config.monitors.images, blobs), runner, config: config.monitors, logger }) : undefined;
   if (runner && runner !== captures?.runner) runner.start();
   const { operatorAuth } = config;
   // Only an API that trusts a ServiceAccount needs the Kubernetes API (KUBECONFIG, or the pod's own account).
@@ -146,6 +150,7 @@ try {
       if (jobStore !== store) await jobStore?.close();
       await store?.close();
       await resultCache.close();
+      await blobs.close();
     },
   });
 } catch (err) {

@@ -2,20 +2,23 @@ import { expect } from 'chai';
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { BlobTooLarge, readAll, type BlobStore } from '../../../lib/blobs/blob-store.ts';
+import type { BlobStoreBackend, TestBlobStore } from '../../support/blob-stores.ts';
 
 /**
  * The blob store port's conformance suite: the directory, GridFS and S3 implementations each run
  * exactly these cases (one test file per implementation), so that the result cache, asynchronous
  * results and monitor pictures behave the same on any of them.
  *
- * `open` gives a store over an empty namespace of its own (a directory, a database, a bucket).
+ * Each case has a store over an empty namespace of its own (a directory, a database, a bucket).
  */
-export function blobStoreConformance(open: () => Promise<BlobStore>, cleanup: (store: BlobStore) => Promise<void> = (store) => store.close()): void {
+export function blobStoreConformance(backend: BlobStoreBackend): void {
+  let opened: TestBlobStore;
   let store: BlobStore;
   beforeEach(async () => {
-    store = await open();
+    opened = await backend.create();
+    store = opened.blobs;
   });
-  afterEach(() => cleanup(store));
+  afterEach(() => opened.dispose());
 
   const keysUnder = async (prefix: string) => {
     const keys: string[] = [];

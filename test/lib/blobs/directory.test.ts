@@ -4,22 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { openDirectoryBlobStore } from '../../../lib/blobs/directory-blob-store.ts';
+import { directoryBlobs } from '../../support/blob-stores.ts';
 import { blobStoreConformance } from './conformance.ts';
 
 describe('blob store: a local directory', () => {
-  const dirs = new Map<object, string>();
-  blobStoreConformance(
-    async () => {
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-blobs-'));
-      const store = await openDirectoryBlobStore({ dir });
-      dirs.set(store, dir);
-      return store;
-    },
-    async (store) => {
-      await store.close();
-      rmSync(dirs.get(store)!, { recursive: true, force: true });
-    },
-  );
+  blobStoreConformance(directoryBlobs);
 
   it('leaves no temporary file behind a refused put, and removes emptied directories with their last blob', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-blobs-'));

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { openS3BlobStore, S3Error, type S3BlobStoreOptions } from '../../../lib/blobs/s3-blob-store.ts';
 import { EMPTY_PAYLOAD_HASH, signRequest } from '../../../lib/blobs/sigv4.ts';
+import { s3Blobs } from '../../support/blob-stores.ts';
 import { describeOnS3, freshBucket } from '../../support/object-store.ts';
 import { blobStoreConformance } from './conformance.ts';
 
@@ -24,19 +25,7 @@ describe('SigV4 signer', () => {
 });
 
 describeOnS3('blob store: S3-compatible object storage (versitygw)', (s3) => {
-  const buckets = new Map<object, () => Promise<void>>();
-  blobStoreConformance(
-    async () => {
-      const bucket = await freshBucket(s3);
-      const store = await openS3BlobStore(bucket.options);
-      buckets.set(store, bucket.dispose);
-      return store;
-    },
-    async (store) => {
-      await store.close();
-      await buckets.get(store)!();
-    },
-  );
+  blobStoreConformance(s3Blobs(s3));
 
   describe('refusals', () => {
     let options: S3BlobStoreOptions;

@@ -3,14 +3,19 @@
  * dispatch, the same result cache) as POST /api/screenshot, holding at most a bounded share of the
  * renderers' slots so that interactive clients are never crowded out. On its final outcome it
  * counts usage like a synchronous capture and queues its webhook.
+ *
+ * The image goes to the blob store (BLOB_STORE) under captures/<job id>, where any replica reads it,
+ * and is removed by the runner's sweep once the job is past its retention. Without a blob store
+ * (some tests) it is kept beside the job in the store, as before the blob store existed.
  */
+import type { BlobStore } from '../../../../lib/blobs/blob-store.ts';
 import { isHttpError } from '../../../../lib/errors.ts';
 import type { JobHandler } from '../../../../lib/jobs/runner.ts';
 import { PermanentJobError } from '../../../../lib/jobs/retry.ts';
 import type { Logger } from '../../../../lib/logger.ts';
 import type { Job } from '../../../../lib/store/jobs.ts';
 import type { Store } from '../../../../lib/store/store.ts';
-import type { CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
+import { MIME_TYPES, type CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
 import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
 import { captureThroughCache } from '../result-cache/cached-capture.ts';
 import { resultFields, type ResultFields } from '../routes/screenshot.ts';
@@ -39,12 +44,23 @@ export const payloadOf = (job: Job) => job.payload as unknown as CapturePayload;
 /** Where the client (and the webhook's receiver) reads the status and the image. */
 export const statusUrlOf = (job: Job) => `${payloadOf(job).statusBase}/${job.id}`;
 
+const RESULTS = 'captures/';
+/** Where a finished capture's image is in the blob store. */
+export const resultKeyOf = (jobId: string) => RESULTS + jobId;
+/**
+ * A result's image is removed this long after its job's retention ends (by the blob's own time of
+ * writing, a moment before the job's finish), so that no clock skew removes it while its job answers.
+ */
+const SWEEP_MARGIN_MS = 10 * 60 * 1000;
+
 export interface CaptureJobDeps {
   store: Store;
   renderer: Renderer;
   config: CapturesConfig;
   logger: Logger;
   resultCache?: ResultCache | undefined;
+  /** Where the images go; without one they are kept beside the job in the store. */
+  blobs?: BlobStore | undefined;
   /** Queues the capture's webhook (idempotent per capture). */
   queueWebhook(capture: Job): Promise<void>;
 }
@@ -88,11 +104,20 @@ export function captureJobHandler(deps: CaptureJobDeps): JobHandler {
         format: result.format,
         ...(payload.hosted ? { site_id: payload.hosted.siteId } : {}),
       };
+      // Written before the job is marked done, so that a succeeded job always has its image.
+      if (deps.blobs) await deps.blobs.put(resultKeyOf(job.id), result.image, { contentType: MIME_TYPES[result.format] });
       await recordUsage(payload, 'capture', result.fileSize);
       // Queued before the job is marked done; the delivery waits until it is (webhook-job.ts).
       await deps.queueWebhook(job);
       recordAsyncCaptureDone('succeeded', job.createdAt);
-      return { result: metadata as unknown as Record<string, unknown>, blob: result.image };
+      return { result: metadata as unknown as Record<string, unknown>, ...(deps.blobs ? {} : { blob: result.image }) };
+    },
+    async sweep(now) {
+      if (!deps.blobs) return;
+      const before = now.getTime() - config.resultTtlMs - SWEEP_MARGIN_MS;
+      for await (const { key, lastModified } of deps.blobs.list(RESULTS)) {
+        if (lastModified.getTime() < before) await deps.blobs.delete(key);
+      }
     },
     async onFailure(job) {
       await recordUsage(payloadOf(job), 'failure', 0);

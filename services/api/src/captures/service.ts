@@ -4,6 +4,7 @@
  * asks and what they send; submitting and answering the status are the same here for both modes.
  */
 import type { Context } from 'koa';
+import type { BlobStore } from '../../../../lib/blobs/blob-store.ts';
 import { BadRequest, Conflict, NotFound, TooManyRequests } from '../../../../lib/errors.ts';
 import { createJobRunner, type JobRunner } from '../../../../lib/jobs/runner.ts';
 import type { Logger } from '../../../../lib/logger.ts';
@@ -14,7 +15,7 @@ import type { NetworkGuard } from '../../../renderer/src/guard/network-guard.ts'
 import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
 import type { ResultCache } from '../result-cache/result-cache.ts';
 import { rawImageFormat, sendScreenshot } from '../routes/screenshot-answer.ts';
-import { CAPTURE_JOB, captureJobHandler, payloadOf, statusUrlOf, type CaptureMetadata, type CapturePayload } from './capture-job.ts';
+import { CAPTURE_JOB, captureJobHandler, payloadOf, resultKeyOf, statusUrlOf, type CaptureMetadata, type CapturePayload } from './capture-job.ts';
 import type { CapturesConfig } from './config.ts';
 import { reportJobCounts } from './metrics.ts';
 import { checkWebhookUrl } from './webhook-delivery.ts';
@@ -68,6 +69,8 @@ export interface CaptureJobsDeps {
   /** The capture guard, built from PRIVATE_NETWORK_ALLOWLIST: webhook targets pass it too. */
   guard: NetworkGuard;
   resultCache?: ResultCache | undefined;
+  /** Where finished captures' images go (BLOB_STORE); without one, beside the job in the store. */
+  blobs?: BlobStore | undefined;
 }
 
 export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
@@ -85,6 +88,9 @@ export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
     const job = await store.findJobByIdempotencyKey(ownerId, key);
     return job && job.type === CAPTURE_JOB && Date.now() - job.createdAt.getTime() < DEFAULT_IDEMPOTENCY_WINDOW_MS ? job : null;
   };
+
+  /** The blob store's copy, else the store's: results written before the blob store existed. */
+  const imageOf = async (job: Job): Promise<Buffer | null> => (await deps.blobs?.getBuffer(resultKeyOf(job.id)))?.bytes ?? (await store.getJobBlob(job.id));
 
   const statusOf = async (job: Job): Promise<CaptureStatus> => {
     const webhookJob = payloadOf(job).webhookUrl ? await store.findJobByIdempotencyKey(job.ownerId, webhookKeyOf(job.id)) : null;
@@ -143,7 +149,7 @@ export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
       if (raw === undefined) {
         const status = await statusOf(job);
         if (job.state === 'succeeded') {
-          const image = await store.getJobBlob(job.id);
+          const image = await imageOf(job);
           if (!image) throw new NotFound(`Capture ${id} not found`);
           status.result = { success: true, image: `data:${MIME_TYPES[metadata!.format]};base64,${image.toString('base64')}`, ...withoutFormat(metadata!) };
         }
@@ -151,7 +157,7 @@ export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
         return;
       }
       if (job.state !== 'succeeded') throw new Conflict(`Capture ${id} is ${job.state}: there is no image${job.state === 'failed' ? '' : ' yet'}`);
-      const image = await store.getJobBlob(job.id);
+      const image = await imageOf(job);
       if (!image) throw new NotFound(`Capture ${id} not found`);
       sendScreenshot(ctx, { body: { success: true, ...withoutFormat(metadata!) }, image, format: metadata!.format as CaptureFormat }, raw);
     },

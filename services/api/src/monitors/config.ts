@@ -1,12 +1,18 @@
 /**
- * Page monitors' settings (docs/configuration.md). Their pictures go where the result cache keeps
- * images: GridFS when the store is MongoDB, files under DATA_DIR/monitor-images otherwise.
+ * Page monitors' settings (docs/configuration.md). Their pictures go to the blob store (BLOB_STORE);
+ * pictures of releases before it are still read where those kept them (images.ts).
  */
 import path from 'node:path';
 import { readInt, type Env } from '../../../../lib/env.ts';
+import type { BlobStoreConfig } from '../../../../lib/blobs/open.ts';
 import type { StoreConfig } from '../../../../lib/store/open.ts';
 
-export type MonitorImagesConfig = { backend: 'disk'; dir: string } | { backend: 'gridfs'; mongodbUri: string };
+/** Where releases before the blob store kept monitor pictures: GridFS beside MongoDB, else DATA_DIR/monitor-images. */
+export type LegacyMonitorImagesConfig = { backend: 'disk'; dir: string } | { backend: 'gridfs'; mongodbUri: string };
+export interface MonitorImagesConfig {
+  blobs: BlobStoreConfig;
+  legacy: LegacyMonitorImagesConfig;
+}
 
 export interface MonitorsConfig {
   images: MonitorImagesConfig;
@@ -18,9 +24,12 @@ export interface MonitorsConfig {
   runConcurrency: number;
 }
 
-export function loadMonitorsConfig(env: Env, store: StoreConfig): MonitorsConfig {
+export function loadMonitorsConfig(env: Env, store: StoreConfig, blobs: BlobStoreConfig): MonitorsConfig {
   return {
-    images: store.backend === 'mongo' ? { backend: 'gridfs', mongodbUri: store.mongodbUri } : { backend: 'disk', dir: path.join(store.dataDir, 'monitor-images') },
+    images: {
+      blobs,
+      legacy: store.backend === 'mongo' ? { backend: 'gridfs', mongodbUri: store.mongodbUri } : { backend: 'disk', dir: path.join(store.dataDir, 'monitor-images') },
+    },
     slotSharePercent: readInt(env, 'MONITOR_SLOT_SHARE', 25, { min: 1, max: 100 }),
     schedulerIntervalMs: readInt(env, 'MONITOR_SCHEDULER_INTERVAL_MS', 5000, { min: 100, max: 60_000 }),
     runConcurrency: readInt(env, 'MONITOR_RUN_CONCURRENCY', 1, { min: 1, max: 32 }),

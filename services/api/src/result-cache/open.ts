@@ -1,16 +1,20 @@
+import { describeBlobStore, openBlobStore } from '../../../../lib/blobs/open.ts';
 import type { ResultCacheConfig } from '../config.ts';
+import { openBlobCache } from './blob-cache.ts';
 import { openDiskCache } from './disk-cache.ts';
 import type { ResultCache } from './result-cache.ts';
 
-/** GridFS when MONGODB_URI is set (shared by every replica), else files under DATA_DIR. */
+/** The S3 bucket with BLOB_STORE=s3; else GridFS when MONGODB_URI is set (shared by every replica), else files under DATA_DIR. */
 export async function openResultCache(config: ResultCacheConfig): Promise<ResultCache> {
   if (config.backend === 'disk') return openDiskCache({ dir: config.dir, maxBytes: config.maxBytes });
+  if (config.backend === 'blobs') return openBlobCache({ blobs: await openBlobStore(config.blobs), maxBytes: config.maxBytes });
   // Loaded only when used, as the store does: the MongoDB driver is slow to import.
   const { openGridFsCache } = await import('./gridfs-cache.ts');
   return openGridFsCache({ uri: config.mongodbUri, maxBytes: config.maxBytes });
 }
 
 export function describeResultCache(config: ResultCacheConfig): string {
+  if (config.backend === 'blobs') return `${describeBlobStore(config.blobs)}, under result-cache/`;
   return config.backend === 'disk' ? `files in ${config.dir}` : 'mongodb gridfs';
 }
 

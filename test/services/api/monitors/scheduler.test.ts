@@ -6,7 +6,8 @@ import type { JobRunner } from '../../../../lib/jobs/runner.ts';
 import type { Job } from '../../../../lib/store/jobs.ts';
 import { openStore } from '../../../../lib/store/open.ts';
 import type { Store } from '../../../../lib/store/store.ts';
-import { openMonitorImages } from '../../../../services/api/src/monitors/images.ts';
+import { openDirectoryBlobStore } from '../../../../lib/blobs/directory-blob-store.ts';
+import { monitorImagesIn } from '../../../../services/api/src/monitors/images.ts';
 import { monitorView } from '../../../../services/api/src/monitors/management.ts';
 import { startMonitorService, type MonitorService } from '../../../../services/api/src/monitors/service.ts';
 import { silentLogger } from '../../../support/harness.ts';
@@ -34,10 +35,10 @@ describe('the monitor scheduler', () => {
         return { job: {} as Job, created: true };
       },
     } as unknown as JobRunner;
-    const images = await openMonitorImages({ backend: 'disk', dir: path.join(dataDir, 'images') });
+    const images = monitorImagesIn(await openDirectoryBlobStore({ dir: path.join(dataDir, 'blobs') }));
     clock = new Date(Date.now() - 2000);
     // A tick far longer than the test: the test ticks by hand.
-    const config = { images: { backend: 'disk' as const, dir: '' }, slotSharePercent: 50, schedulerIntervalMs: 60_000, runConcurrency: 1 };
+    const config = { images: { blobs: { kind: 'directory' as const, dir: '' }, legacy: { backend: 'disk' as const, dir: '' } }, slotSharePercent: 50, schedulerIntervalMs: 60_000, runConcurrency: 1 };
     service = startMonitorService({ store, renderer: createStubRenderer({ capacity: 1, delayMs: () => 0 }), images, runner, config, logger: silentLogger, now: () => clock });
     await service.tick();
   });

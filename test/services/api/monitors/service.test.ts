@@ -1,15 +1,17 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import type { BlobStore } from '../../../../lib/blobs/blob-store.ts';
+import { openDirectoryBlobStore } from '../../../../lib/blobs/directory-blob-store.ts';
 import { createJobRunner, type JobRunner } from '../../../../lib/jobs/runner.ts';
 import type { MonitorRun, MonitorSpec } from '../../../../lib/store/monitors.ts';
 import { openStore } from '../../../../lib/store/open.ts';
 import type { Account, Store } from '../../../../lib/store/store.ts';
 import type { MonitorsConfig } from '../../../../services/api/src/monitors/config.ts';
-import { openMonitorImages, type MonitorImages } from '../../../../services/api/src/monitors/images.ts';
+import { monitorImagesIn, type MonitorImages } from '../../../../services/api/src/monitors/images.ts';
 import { runMonitor } from '../../../../services/api/src/monitors/run.ts';
 import { startMonitorService, type MonitorService } from '../../../../services/api/src/monitors/service.ts';
 import { monitorSlots } from '../../../../services/api/src/monitors/slots.ts';
@@ -56,17 +58,25 @@ describe('page monitor runs (real Chromium, embedded store)', function () {
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   let store: Store;
+  let blobs: BlobStore;
   let images: MonitorImages;
+  /** The pictures the blob store holds now. */
+  const storedImages = async () => {
+    const keys: string[] = [];
+    for await (const { key } of blobs.list('monitor-images/')) keys.push(key);
+    return keys;
+  };
   let runner: JobRunner;
   let service: MonitorService;
   let account: Account;
-  const config: MonitorsConfig = { images: { backend: 'disk', dir: '' }, slotSharePercent: 50, schedulerIntervalMs: 100, runConcurrency: 1 };
+  const config: MonitorsConfig = { images: { blobs: { kind: 'directory', dir: '' }, legacy: { backend: 'disk', dir: '' } }, slotSharePercent: 50, schedulerIntervalMs: 100, runConcurrency: 1 };
 
   beforeEach(async () => {
     pages.banner = 'Welcome';
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'viewfinder-monitors-'));
     store = await openStore({ backend: 'sqlite', dataDir, busyTimeoutMs: 5000 });
-    images = await openMonitorImages({ backend: 'disk', dir: path.join(dataDir, 'monitor-images') });
+    blobs = await openDirectoryBlobStore({ dir: path.join(dataDir, 'blobs') });
+    images = monitorImagesIn(blobs);
     runner = createJobRunner({ store, logger: silentLogger, concurrency: 2, leaseMs: 30_000, pollIntervalMs: 50 });
     service = startMonitorService({ store, renderer, images, runner, config, logger: silentLogger });
     runner.start();
@@ -158,11 +168,11 @@ describe('page monitor runs (real Chromium, embedded store)', function () {
     expect(runs.map((run) => run.id)).to.have.length(2).and.include(third.id);
     const baseline = page(first, 'offers').captureImageId!;
     expect(await images.get(baseline), 'the baseline outlives its run').to.not.equal(null);
-    const files = await readdir(path.join(dataDir, 'monitor-images'));
+    const files = await storedImages();
     // Two kept runs with a capture and a diff each, and the baseline.
     expect(files).to.have.length(5);
     await service.deleteMonitor((await store.getMonitor(monitor.id))!);
-    expect(await readdir(path.join(dataDir, 'monitor-images'))).to.deep.equal([]);
+    expect(await storedImages()).to.deep.equal([]);
     expect(await store.listMonitorRuns(monitor.id, 10)).to.deep.equal([]);
   });
 
@@ -194,7 +204,7 @@ describe('page monitor runs (real Chromium, embedded store)', function () {
     expect(second).to.deep.equal(first);
     expect((await store.listMonitorRuns(monitor.id, 10)).map((run) => run.id)).to.deep.equal([request.runId]);
     // The first attempt's capture (now the baseline); the second's capture and diff were deleted.
-    expect(await readdir(path.join(dataDir, 'monitor-images'))).to.have.length(1);
+    expect(await storedImages()).to.have.length(1);
   });
 
   it('drops a monitor capture when a client capture comes, and takes it again once the tier is quiet', async () => {
