@@ -27,17 +27,11 @@ HOST="${FERRETDB_LISTEN_HOST:-127.0.0.1}"
 [[ $HOST =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || die "FERRETDB_LISTEN_HOST=$HOST is not an IPv4 address"
 PID_FILE="$STATE/ferretdb.pid" PORT_FILE="$STATE/ferretdb.port"
 
-running() { [[ -f "$PID_FILE" ]] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
-answers() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+# shellcheck source=lib/test-server.sh
+. "$HERE/lib/test-server.sh"
 
 if [[ $ACTION == down ]]; then
-  if running; then
-    pid="$(cat "$PID_FILE")"
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then log "pid $pid ignored SIGTERM for 10 s: SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; fi
-    log "stopped (pid $pid)"
-  fi
+  server_stop
   rm -f "$PID_FILE" "$PORT_FILE"
   [[ $WIPE != --wipe ]] || rm -rf "$STATE"
   exit 0
@@ -46,30 +40,25 @@ fi
 mkdir -p "$STATE/data"
 STATE="$(CDPATH='' cd -- "$STATE" && pwd -P)"
 PID_FILE="$STATE/ferretdb.pid" PORT_FILE="$STATE/ferretdb.port"
-if running && [[ -f "$PORT_FILE" ]] && answers "$(cat "$PORT_FILE")"; then
+if server_running && [[ -f "$PORT_FILE" ]] && server_answers "$(cat "$PORT_FILE")"; then
   log "already running (pid $(cat "$PID_FILE"))"
   echo "MONGODB_URI=mongodb://$HOST:$(cat "$PORT_FILE")/"
   exit 0
 fi
-running && die "a FerretDB of $STATE runs (pid $(cat "$PID_FILE")) but not on $HOST: ferretdb.sh down $STATE first"
+server_running && die "a FerretDB of $STATE runs (pid $(cat "$PID_FILE")) but not on $HOST: ferretdb.sh down $STATE first"
 rm -f "$PID_FILE" "$PORT_FILE"
 
 BIN="$("$HERE/build.sh" ferretdb | tail -n 1)"
 [[ -x "$BIN" ]] || die "build.sh printed no binary (got: $BIN)"
-# A port the kernel hands out now; FerretDB binds it a moment later (another bind in between fails the start).
-PORT="$(node -e 'const s = require("net").createServer().listen(0, process.argv[1], () => { console.log(s.address().port); s.close(); })' "$HOST")"
+PORT="$(free_port)"
 # setsid: its own session, so that the caller's Ctrl-C or process group kill does not reach it; down stops it.
 setsid "$BIN" -listen "$HOST:$PORT" -handler sqlite -sqlite-url "file:$STATE/data/" </dev/null >>"$STATE/ferretdb.log" 2>&1 &
 echo $! >"$PID_FILE"
-for _ in $(seq 300); do
-  running || die "ferretdb exited at start: $(tail -n 20 "$STATE/ferretdb.log")"
-  if answers "$PORT"; then
-    echo "$PORT" >"$PORT_FILE"
-    log "listening on $HOST:$PORT (pid $(cat "$PID_FILE"), data in $STATE/data)"
-    echo "MONGODB_URI=mongodb://$HOST:$PORT/"
-    exit 0
-  fi
-  sleep 0.1
-done
+if server_wait_listening "$PORT" "$STATE/ferretdb.log"; then
+  echo "$PORT" >"$PORT_FILE"
+  log "listening on $HOST:$PORT (pid $(cat "$PID_FILE"), data in $STATE/data)"
+  echo "MONGODB_URI=mongodb://$HOST:$PORT/"
+  exit 0
+fi
 "$0" down "$STATE"
 die "ferretdb did not listen on $HOST:$PORT within 30 s: $(tail -n 20 "$STATE/ferretdb.log")"

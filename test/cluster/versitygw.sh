@@ -23,17 +23,11 @@ ACTION="$1" STATE="$2" WIPE="${3:-}"
 HOST=127.0.0.1 REGION=us-east-1
 PID_FILE="$STATE/versitygw.pid" PORT_FILE="$STATE/versitygw.port"
 
-running() { [[ -f "$PID_FILE" ]] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
-answers() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+# shellcheck source=lib/test-server.sh
+. "$HERE/lib/test-server.sh"
 
 if [[ $ACTION == down ]]; then
-  if running; then
-    pid="$(cat "$PID_FILE")"
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then log "pid $pid ignored SIGTERM for 10 s: SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; fi
-    log "stopped (pid $pid)"
-  fi
+  server_stop
   rm -f "$PID_FILE" "$PORT_FILE"
   [[ $WIPE != --wipe ]] || rm -rf "$STATE"
   exit 0
@@ -50,33 +44,28 @@ read -r ACCESS_KEY SECRET_KEY <"$CREDENTIALS"
 print_env() {
   printf 'S3_ENDPOINT=http://%s:%s\nS3_REGION=%s\nS3_ACCESS_KEY_ID=%s\nS3_SECRET_ACCESS_KEY=%s\n' "$HOST" "$1" "$REGION" "$ACCESS_KEY" "$SECRET_KEY"
 }
-if running && [[ -f "$PORT_FILE" ]] && answers "$(cat "$PORT_FILE")"; then
+if server_running && [[ -f "$PORT_FILE" ]] && server_answers "$(cat "$PORT_FILE")"; then
   log "already running (pid $(cat "$PID_FILE"))"
   print_env "$(cat "$PORT_FILE")"
   exit 0
 fi
-running && die "a versitygw of $STATE runs (pid $(cat "$PID_FILE")) but does not answer: versitygw.sh down $STATE first"
+server_running && die "a versitygw of $STATE runs (pid $(cat "$PID_FILE")) but does not answer: versitygw.sh down $STATE first"
 rm -f "$PID_FILE" "$PORT_FILE"
 
 BIN="$("$HERE/build.sh" versitygw | tail -n 1)"
 [[ -x "$BIN" ]] || die "build.sh printed no binary (got: $BIN)"
-# A port the kernel hands out now; the gateway binds it a moment later (another bind in between fails the start).
-PORT="$(node -e 'const s = require("net").createServer().listen(0, process.argv[1], () => { console.log(s.address().port); s.close(); })' "$HOST")"
+PORT="$(free_port)"
 # Credentials through its environment, not its command line, which every user of the machine can read.
 # setsid: its own session, so that the caller's Ctrl-C or process group kill does not reach it; down stops it.
 ROOT_ACCESS_KEY_ID="$ACCESS_KEY" ROOT_SECRET_ACCESS_KEY="$SECRET_KEY" \
   setsid "$BIN" --port "$HOST:$PORT" --region "$REGION" --quiet posix --sidecar "$STATE/sidecar" "$STATE/data" \
   </dev/null >>"$STATE/versitygw.log" 2>&1 &
 echo $! >"$PID_FILE"
-for _ in $(seq 300); do
-  running || die "versitygw exited at start: $(tail -n 20 "$STATE/versitygw.log")"
-  if answers "$PORT"; then
-    echo "$PORT" >"$PORT_FILE"
-    log "listening on $HOST:$PORT (pid $(cat "$PID_FILE"), buckets in $STATE/data)"
-    print_env "$PORT"
-    exit 0
-  fi
-  sleep 0.1
-done
+if server_wait_listening "$PORT" "$STATE/versitygw.log"; then
+  echo "$PORT" >"$PORT_FILE"
+  log "listening on $HOST:$PORT (pid $(cat "$PID_FILE"), buckets in $STATE/data)"
+  print_env "$PORT"
+  exit 0
+fi
 "$0" down "$STATE"
 die "versitygw did not listen on $HOST:$PORT within 30 s: $(tail -n 20 "$STATE/versitygw.log")"
