@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { ConfigError, readBool, readEnum, readInt, readOptionalString, readString, type Env } from '../env.ts';
+import { openOnFirstUse } from '../open-on-first-use.ts';
 import type { StoreConfig } from '../store/open.ts';
 import type { BlobStore } from './blob-store.ts';
 import { openDirectoryBlobStore } from './directory-blob-store.ts';
@@ -68,13 +69,9 @@ export function describeBlobStore(config: BlobStoreConfig): string {
  * The store opened on first use, so that an install that never stores a blob needs no writable
  * directory and no reachable bucket; an open that fails is tried again by the next use.
  */
-export function lazyBlobStore(config: BlobStoreConfig, open: (config: BlobStoreConfig) => Promise<BlobStore> = openBlobStore): BlobStore {
-  let opening: Promise<BlobStore> | undefined;
-  const store = () =>
-    (opening ??= open(config).catch((err: unknown) => {
-      opening = undefined;
-      throw err;
-    }));
+export function lazyBlobStore(config: BlobStoreConfig): BlobStore {
+  const opened = openOnFirstUse(() => openBlobStore(config));
+  const store = opened.get;
   return {
     put: async (key, body, options) => (await store()).put(key, body, options),
     get: async (key) => (await store()).get(key),
@@ -85,8 +82,6 @@ export function lazyBlobStore(config: BlobStoreConfig, open: (config: BlobStoreC
       yield* (await store()).list(prefix);
     },
     describe: () => describeBlobStore(config),
-    close: async () => {
-      if (opening) await (await opening.catch(() => undefined))?.close();
-    },
+    close: async () => (await opened.ifOpened())?.close(),
   };
 }

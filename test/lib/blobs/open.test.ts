@@ -1,6 +1,9 @@
 import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ConfigError } from '../../../lib/env.ts';
-import { describeBlobStore, loadBlobStoreConfig } from '../../../lib/blobs/open.ts';
+import { describeBlobStore, lazyBlobStore, loadBlobStoreConfig } from '../../../lib/blobs/open.ts';
 import { loadStoreConfig } from '../../../lib/store/open.ts';
 
 const load = (env: Record<string, string>) => loadBlobStoreConfig(env, loadStoreConfig(env));
@@ -42,5 +45,23 @@ describe('blob store configuration (BLOB_STORE)', () => {
     expect(described).to.not.include('secret-that-must-not-show');
     expect(described).to.not.include('AKIDEXAMPLE');
     expect(describeBlobStore(load({ MONGODB_URI: 'mongodb://user:pw@db/' }))).to.equal('mongodb gridfs (bucket blobs)');
+  });
+
+  it('opens the store on first use, and tries again after an open that failed', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-lazy-blobs-'));
+    try {
+      const dir = path.join(root, 'blobs');
+      writeFileSync(dir, 'a file where the directory should be');
+      const blobs = lazyBlobStore({ kind: 'directory', dir });
+      expect(blobs.describe()).to.equal(`files in ${dir}`);
+      const failed = await blobs.put('a', Buffer.from('x')).then(() => undefined, (err: unknown) => err);
+      expect(failed).to.be.instanceOf(Error);
+      rmSync(dir);
+      await blobs.put('a', Buffer.from('x'));
+      expect((await blobs.getBuffer('a'))?.bytes.toString()).to.equal('x');
+      await blobs.close();
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

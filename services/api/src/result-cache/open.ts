@@ -1,4 +1,5 @@
 import { describeBlobStore, openBlobStore } from '../../../../lib/blobs/open.ts';
+import { openOnFirstUse } from '../../../../lib/open-on-first-use.ts';
 import type { ResultCacheConfig } from '../config.ts';
 import { openBlobCache } from './blob-cache.ts';
 import { openDiskCache } from './disk-cache.ts';
@@ -25,18 +26,12 @@ export function describeResultCache(config: ResultCacheConfig): string {
  * logs the failure and bypasses the cache).
  */
 export function lazyResultCache(config: ResultCacheConfig): ResultCache {
-  let opening: Promise<ResultCache> | undefined;
-  const cache = () =>
-    (opening ??= openResultCache(config).catch((err: unknown) => {
-      opening = undefined;
-      throw err;
-    }));
+  const opened = openOnFirstUse(() => openResultCache(config));
+  const cache = opened.get;
   return {
     get: async (key) => (await cache()).get(key),
     put: async (key, entry) => (await cache()).put(key, entry),
-    sizeBytes: async () => (opening ? (await opening).sizeBytes() : 0),
-    close: async () => {
-      if (opening) await (await opening.catch(() => undefined))?.close();
-    },
+    sizeBytes: async () => (await opened.ifOpened())?.sizeBytes() ?? 0,
+    close: async () => (await opened.ifOpened())?.close(),
   };
 }
