@@ -52,6 +52,8 @@ export const resultKeyOf = (jobId: string) => RESULTS + jobId;
  * writing, a moment before the job's finish), so that no clock skew removes it while its job answers.
  */
 const SWEEP_MARGIN_MS = 10 * 60 * 1000;
+/** The runner sweeps every minute; listing every result that often would cost an object store more than it frees. */
+const SWEEP_EVERY_MS = 10 * 60 * 1000;
 
 export interface CaptureJobDeps {
   store: Store;
@@ -72,6 +74,7 @@ function isPermanent(err: unknown): boolean {
 
 export function captureJobHandler(deps: CaptureJobDeps): JobHandler {
   const { store, renderer, config, logger } = deps;
+  let sweptAt = Number.NEGATIVE_INFINITY;
   const recordUsage = async (payload: CapturePayload, outcome: 'capture' | 'failure', bytes: number) => {
     if (!payload.hosted) return;
     const { accountId, siteId, keyId } = payload.hosted;
@@ -113,7 +116,8 @@ export function captureJobHandler(deps: CaptureJobDeps): JobHandler {
       return { result: metadata as unknown as Record<string, unknown>, ...(deps.blobs ? {} : { blob: result.image }) };
     },
     async sweep(now) {
-      if (!deps.blobs) return;
+      if (!deps.blobs || now.getTime() - sweptAt < SWEEP_EVERY_MS) return;
+      sweptAt = now.getTime();
       const before = now.getTime() - config.resultTtlMs - SWEEP_MARGIN_MS;
       for await (const { key, lastModified } of deps.blobs.list(RESULTS)) {
         if (lastModified.getTime() < before) await deps.blobs.delete(key);
