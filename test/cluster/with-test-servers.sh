@@ -12,6 +12,9 @@
 # loopback port, exported as VIEWFINDER_TEST_S3_ENDPOINT, VIEWFINDER_TEST_S3_REGION,
 # VIEWFINDER_TEST_S3_ACCESS_KEY_ID and VIEWFINDER_TEST_S3_SECRET_ACCESS_KEY; one already set (the
 # endpoint) names a store to use instead, and none is started.
+# A tracing backend (jaeger.sh, Jaeger v2 with in-memory storage) on free loopback ports, exported as
+# VIEWFINDER_TEST_OTLP_ENDPOINT and VIEWFINDER_TEST_JAEGER_QUERY (never OTEL_*, which every service a
+# test starts would inherit); one already set names a Jaeger to use instead, and none is started.
 #
 # - As root with Go: a single node (node/up.sh: control plane, kubelet, containerd, DNS), whose API
 #   server also serves the control-plane legs (operator, chart, CRDs); the real-node legs run on it.
@@ -28,7 +31,9 @@ log() { printf 'test/cluster: %s\n' "$*" >&2; }
 [[ $# -ge 1 ]] || { log "usage: with-test-servers.sh CMD [ARGS...]"; exit 2; }
 
 state="" node=0 ferretdb="" versitygw="" prebuild=""
+jaeger=""
 cleanup() {
+  [[ -z "$jaeger" ]] || "$HERE/jaeger.sh" down "$jaeger" --wipe >&2
   [[ -z "$versitygw" ]] || "$HERE/versitygw.sh" down "$versitygw" --wipe >&2
   if [[ -n "$prebuild" ]]; then
     kill -- "-$prebuild" 2>/dev/null || true
@@ -70,6 +75,20 @@ else
     while IFS= read -r line; do export "VIEWFINDER_TEST_$line"; done <<<"$lines"
   else
     log "versitygw could not start (its output is above): the S3 legs skip, saying why"
+  fi
+fi
+
+# The tracing backend: its two lines are already named VIEWFINDER_TEST_*.
+if [[ -n "${VIEWFINDER_TEST_JAEGER_QUERY:-}" ]]; then
+  log "VIEWFINDER_TEST_JAEGER_QUERY is set: the tracing legs use that Jaeger, and this script starts none"
+elif ! command -v go >/dev/null 2>&1; then
+  log "no Go toolchain on PATH: no Jaeger, so the tracing legs skip, saying why"
+else
+  jaeger="${TMPDIR:-/tmp}/viewfinder-jaeger-$$"
+  if lines="$("$HERE/jaeger.sh" up "$jaeger" | tail -n 2)" && [[ "$lines" == VIEWFINDER_TEST_OTLP_ENDPOINT=* ]]; then
+    while IFS= read -r line; do export "$line"; done <<<"$lines"
+  else
+    log "Jaeger could not start (its output is above): the tracing legs skip, saying why"
   fi
 fi
 

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# A tracing backend for the tests: Jaeger v2 (test/cluster/jaeger/, the OpenTelemetry-Collector-based
+# all-in-one, built by build.sh) with in-memory storage, an OTLP/HTTP receiver and the query API on
+# free loopback ports, in STATE_DIR.
+#
+#   jaeger.sh up STATE_DIR            start it (or find it running); the last two stdout lines are
+#                                     VIEWFINDER_TEST_OTLP_ENDPOINT=http://127.0.0.1:PORT (give it to
+#                                     a service as OTEL_EXPORTER_OTLP_ENDPOINT) and
+#                                     VIEWFINDER_TEST_JAEGER_QUERY=http://127.0.0.1:PORT (GET /api/traces)
+#   jaeger.sh down STATE_DIR [--wipe]     stop it (SIGTERM, then SIGKILL); --wipe also removes STATE_DIR
+#
+# Both are idempotent. Nothing else listens: no gRPC receiver, no Jaeger or Zipkin receiver, no
+# sampling or health endpoint, the collector's own metrics are off (its default is port 8888), and
+# the query service does not trace itself (its default sends to localhost:4317).
+# The server's log is STATE_DIR/jaeger.log, its configuration STATE_DIR/jaeger.yaml.
+set -euo pipefail
+HERE="$(CDPATH='' cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+log() { printf 'test/cluster/jaeger: %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+[[ $# -ge 2 && ( $1 == up || $1 == down ) ]] || die "usage: jaeger.sh up STATE_DIR | jaeger.sh down STATE_DIR [--wipe]"
+ACTION="$1" STATE="$2" WIPE="${3:-}"
+HOST=127.0.0.1
+PID_FILE="$STATE/jaeger.pid" PORTS_FILE="$STATE/jaeger.ports"
+
+running() { [[ -f "$PID_FILE" ]] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
+answers() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+print_env() {
+  local otlp query
+  read -r otlp query _ <"$PORTS_FILE"
+  echo "VIEWFINDER_TEST_OTLP_ENDPOINT=http://$HOST:$otlp"
+  echo "VIEWFINDER_TEST_JAEGER_QUERY=http://$HOST:$query"
+}
+
+if [[ $ACTION == down ]]; then
+  if running; then
+    pid="$(cat "$PID_FILE")"
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then log "pid $pid ignored SIGTERM for 10 s: SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; fi
+    log "stopped (pid $pid)"
+  fi
+  rm -f "$PID_FILE" "$PORTS_FILE"
+  [[ $WIPE != --wipe ]] || rm -rf "$STATE"
+  exit 0
+fi
+
+mkdir -p "$STATE"
+STATE="$(CDPATH='' cd -- "$STATE" && pwd -P)"
+PID_FILE="$STATE/jaeger.pid" PORTS_FILE="$STATE/jaeger.ports"
+if running && [[ -f "$PORTS_FILE" ]] && answers "$(cut -d' ' -f2 "$PORTS_FILE")"; then
+  log "already running (pid $(cat "$PID_FILE"))"
+  print_env
+  exit 0
+fi
+running && die "a Jaeger of $STATE runs (pid $(cat "$PID_FILE")) but does not answer: jaeger.sh down $STATE first"
+rm -f "$PID_FILE" "$PORTS_FILE"
+
+BIN="$("$HERE/build.sh" jaeger | tail -n 1)"
+[[ -x "$BIN" ]] || die "build.sh printed no binary (got: $BIN)"
+# Ports the kernel hands out now (OTLP/HTTP, query HTTP, query gRPC, which the extension always opens);
+# Jaeger binds them a moment later (another bind in between fails the start).
+read -r OTLP QUERY QUERY_GRPC < <(node -e '
+  const net = require("net");
+  const servers = [0, 1, 2].map(() => net.createServer().listen(0, process.argv[1]));
+  Promise.all(servers.map((s) => new Promise((r) => s.on("listening", r)))).then(() => {
+    console.log(servers.map((s) => s.address().port).join(" "));
+    servers.forEach((s) => s.close());
+  });' "$HOST")
+cat >"$STATE/jaeger.yaml" <<YAML
+service:
+  extensions: [jaeger_storage, jaeger_query]
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [batch]
+      exporters: [jaeger_storage_exporter]
+  telemetry:
+    metrics:
+      level: none
+    logs:
+      level: info
+extensions:
+  jaeger_storage:
+    backends:
+      memstore:
+        memory:
+          max_traces: 100000
+  jaeger_query:
+    storage:
+      traces: memstore
+    # Its default traces the query service itself over OTLP/gRPC to localhost:4317, which is not ours
+    # (and makes every stop wait 10 s for that exporter).
+    enable_tracing: false
+    http:
+      endpoint: $HOST:$QUERY
+    grpc:
+      endpoint: $HOST:$QUERY_GRPC
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: $HOST:$OTLP
+processors:
+  batch:
+    timeout: 100ms
+exporters:
+  jaeger_storage_exporter:
+    trace_storage: memstore
+YAML
+# setsid: its own session, so that the caller's Ctrl-C or process group kill does not reach it; down stops it.
+setsid "$BIN" --config "$STATE/jaeger.yaml" </dev/null >>"$STATE/jaeger.log" 2>&1 &
+echo $! >"$PID_FILE"
+for _ in $(seq 600); do
+  running || die "jaeger exited at start: $(tail -n 20 "$STATE/jaeger.log")"
+  if answers "$OTLP" && answers "$QUERY"; then
+    echo "$OTLP $QUERY $QUERY_GRPC" >"$PORTS_FILE"
+    log "OTLP/HTTP on $HOST:$OTLP, query API on $HOST:$QUERY (pid $(cat "$PID_FILE"))"
+    print_env
+    exit 0
+  fi
+  sleep 0.1
+done
+"$0" down "$STATE"
+die "jaeger did not listen on $HOST:$OTLP and $HOST:$QUERY within 60 s: $(tail -n 20 "$STATE/jaeger.log")"
