@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createS3Bucket, deleteS3Bucket, type S3BlobStoreOptions } from '../../lib/blobs/s3-blob-store.ts';
+import { describeWithServer } from './skip.ts';
 
 /**
  * The S3-compatible object store the S3 legs run on: the one VIEWFINDER_TEST_S3_* name (make test
@@ -28,16 +29,7 @@ export const NO_S3 =
  * that skips, saying why and how to get one.
  */
 export function describeOnS3(title: string, body: (this: Mocha.Suite, s3: TestS3) => void): void {
-  describe(title, function () {
-    if (!TEST_S3) {
-      it('is skipped: no object store (VIEWFINDER_TEST_S3_ENDPOINT)', function () {
-        console.log(`      (skipped: ${NO_S3})`);
-        this.skip();
-      });
-      return;
-    }
-    body.call(this, TEST_S3);
-  });
+  describeWithServer(title, TEST_S3, { test: 'is skipped: no object store (VIEWFINDER_TEST_S3_ENDPOINT)', why: NO_S3 }, body);
 }
 
 /** A bucket of its own on the test store: made now, emptied and removed by `dispose`. */

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openSqliteStore } from '../../lib/store/sqlite.ts';
 import type { Store } from '../../lib/store/store.ts';
+import { describeWithServer } from './skip.ts';
 
 /**
  * The store backends a test runs on: the embedded SQLite store, and MongoDB on the server that
@@ -31,16 +32,7 @@ export function freshMongoUri(uri: string, prefix = 'viewfinder_test'): string {
  * that skips, saying why and how to get one.
  */
 export function describeOnMongo(title: string, body: (this: Mocha.Suite, uri: string) => void): void {
-  describe(title, function () {
-    if (!MONGODB_URI) {
-      it('is skipped: no MongoDB server (MONGODB_URI)', function () {
-        console.log(`      (skipped: ${NO_MONGODB})`);
-        this.skip();
-      });
-      return;
-    }
-    body.call(this, MONGODB_URI);
-  });
+  describeWithServer(title, MONGODB_URI, { test: 'is skipped: no MongoDB server (MONGODB_URI)', why: NO_MONGODB }, body);
 }
 
 /** Whether the server is FerretDB, which answers buildInfo with a version of its own beside MongoDB's. */
