@@ -5,6 +5,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { loadOperatorConfig } from '../../operator/src/config.ts';
 import { loadApiConfig } from '../../services/api/src/config.ts';
 import { loadRendererServiceConfig } from '../../services/renderer/src/config.ts';
+import { checkTracingEnv, tracingConfigured } from '../../lib/tracing.ts';
 import { helm } from '../support/k8s-tools.ts';
 import { bytesOf, CHART, ciValueFiles, defaultValues, mergeValues, readYaml, type Values } from './chart.ts';
 import { exceptProblem, ipBlocks } from './network-policy-cidr.ts';
@@ -214,6 +215,27 @@ describe('chart rendered by helm', function () {
     expect(blocks[0].ipBlock.except).to.include.members(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16', '127.0.0.0/8']);
     const dns = policy.spec.egress.find((rule: any) => rule.ports?.some((port: any) => port.port === 53));
     expect(dns.to[0].podSelector.matchLabels).to.deep.equal({ 'k8s-app': 'kube-dns' });
+  });
+
+  it('traces nothing by default; with tracing.otlpEndpoint, gives the API and the renderers the endpoint and the sampler, and the renderers a way to the receiver on its port only', () => {
+    const tracingEnv = (container: any) => Object.fromEntries(Object.entries(processEnv(container)).filter(([name]) => name.startsWith('OTEL_')));
+    const plain = render();
+    for (const component of ['api', 'renderer']) expect(tracingEnv(one(plain, 'Deployment', component).spec.template.spec.containers[0]), component).to.deep.equal({});
+    const receiver = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'observability' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'opentelemetry-collector' } } };
+    const traced = render(undefined, [
+      'tracing.otlpEndpoint=http://otel-collector.observability:4318',
+      'tracing.receiverTo[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=observability',
+      'tracing.receiverTo[0].podSelector.matchLabels.app\\.kubernetes\\.io/name=opentelemetry-collector',
+    ]);
+    for (const component of ['api', 'renderer']) {
+      const env = tracingEnv(one(traced, 'Deployment', component).spec.template.spec.containers[0]);
+      expect(env, component).to.deep.equal({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability:4318', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' });
+      expect(tracingConfigured(env), component).to.equal(true);
+      expect(() => checkTracingEnv(env), component).to.not.throw();
+    }
+    const egress = one(traced, 'NetworkPolicy', 'renderer').spec.egress as any[];
+    expect(egress.filter((rule) => rule.ports?.some((port: any) => port.port === 4318))).to.deep.equal([{ to: [receiver], ports: [{ port: 4318, protocol: 'TCP' }] }]);
+    expect((one(plain, 'NetworkPolicy', 'renderer').spec.egress as any[]).some((rule) => rule.ports?.some((port: any) => port.port === 4318))).to.equal(false);
   });
 
   it('gives the operator its CRDs with status and finalizers, Secrets, Events and Leases, and nothing cluster-wide beyond that', () => {

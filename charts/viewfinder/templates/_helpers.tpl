@@ -142,7 +142,7 @@ Call with (dict "root" $ "secret" name "key" key "length" n).
 {{- toYaml .Values.containerSecurityContext -}}
 {{- end -}}
 
-{{/* Environment every Viewfinder process reads. */}}
+{{/* Environment every Viewfinder process reads (the operator sets its own; it does not trace). */}}
 {{- define "viewfinder.commonEnv" -}}
 - name: LOG_LEVEL
   value: {{ .Values.logLevel | quote }}
@@ -150,6 +150,14 @@ Call with (dict "root" $ "secret" name "key" key "length" n).
   value: {{ .Values.shutdownTimeoutSeconds | mul 1000 | quote }}
 - name: DRAIN_GRACE_MS
   value: {{ .Values.drainGraceSeconds | mul 1000 | quote }}
+{{- with .Values.tracing.otlpEndpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ . | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ $.Values.tracing.sampler | quote }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ $.Values.tracing.ratio | toString | quote }}
+{{- end }}
 {{- end -}}
 
 {{/*
