@@ -23,8 +23,8 @@ ACTION="$1" STATE="$2" WIPE="${3:-}"
 HOST=127.0.0.1
 PID_FILE="$STATE/jaeger.pid" PORTS_FILE="$STATE/jaeger.ports"
 
-running() { [[ -f "$PID_FILE" ]] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
-answers() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+# shellcheck source=lib/test-server.sh
+. "$HERE/lib/test-server.sh"
 print_env() {
   local otlp query
   read -r otlp query _ <"$PORTS_FILE"
@@ -33,13 +33,7 @@ print_env() {
 }
 
 if [[ $ACTION == down ]]; then
-  if running; then
-    pid="$(cat "$PID_FILE")"
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then log "pid $pid ignored SIGTERM for 10 s: SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; fi
-    log "stopped (pid $pid)"
-  fi
+  server_stop
   rm -f "$PID_FILE" "$PORTS_FILE"
   [[ $WIPE != --wipe ]] || rm -rf "$STATE"
   exit 0
@@ -48,25 +42,20 @@ fi
 mkdir -p "$STATE"
 STATE="$(CDPATH='' cd -- "$STATE" && pwd -P)"
 PID_FILE="$STATE/jaeger.pid" PORTS_FILE="$STATE/jaeger.ports"
-if running && [[ -f "$PORTS_FILE" ]] && answers "$(cut -d' ' -f2 "$PORTS_FILE")"; then
+if server_running && [[ -f "$PORTS_FILE" ]] && server_answers "$(cut -d' ' -f2 "$PORTS_FILE")"; then
   log "already running (pid $(cat "$PID_FILE"))"
   print_env
   exit 0
 fi
-running && die "a Jaeger of $STATE runs (pid $(cat "$PID_FILE")) but does not answer: jaeger.sh down $STATE first"
+server_running && die "a Jaeger of $STATE runs (pid $(cat "$PID_FILE")) but does not answer: jaeger.sh down $STATE first"
 rm -f "$PID_FILE" "$PORTS_FILE"
 
 BIN="$("$HERE/build.sh" jaeger | tail -n 1)"
 [[ -x "$BIN" ]] || die "build.sh printed no binary (got: $BIN)"
-# Ports the kernel hands out now (OTLP/HTTP, query HTTP, query gRPC, which the extension always opens);
-# Jaeger binds them a moment later (another bind in between fails the start).
-read -r OTLP QUERY QUERY_GRPC < <(node -e '
-  const net = require("net");
-  const servers = [0, 1, 2].map(() => net.createServer().listen(0, process.argv[1]));
-  Promise.all(servers.map((s) => new Promise((r) => s.on("listening", r)))).then(() => {
-    console.log(servers.map((s) => s.address().port).join(" "));
-    servers.forEach((s) => s.close());
-  });' "$HOST")
+# OTLP/HTTP, the query API, and its gRPC port, which the extension always opens: three different ones.
+OTLP="$(free_port)" QUERY="$(free_port)" QUERY_GRPC="$(free_port)"
+while [[ $QUERY == "$OTLP" ]]; do QUERY="$(free_port)"; done
+while [[ $QUERY_GRPC == "$OTLP" || $QUERY_GRPC == "$QUERY" ]]; do QUERY_GRPC="$(free_port)"; done
 cat >"$STATE/jaeger.yaml" <<YAML
 service:
   extensions: [jaeger_storage, jaeger_query]
@@ -111,15 +100,11 @@ YAML
 # setsid: its own session, so that the caller's Ctrl-C or process group kill does not reach it; down stops it.
 setsid "$BIN" --config "$STATE/jaeger.yaml" </dev/null >>"$STATE/jaeger.log" 2>&1 &
 echo $! >"$PID_FILE"
-for _ in $(seq 600); do
-  running || die "jaeger exited at start: $(tail -n 20 "$STATE/jaeger.log")"
-  if answers "$OTLP" && answers "$QUERY"; then
-    echo "$OTLP $QUERY $QUERY_GRPC" >"$PORTS_FILE"
-    log "OTLP/HTTP on $HOST:$OTLP, query API on $HOST:$QUERY (pid $(cat "$PID_FILE"))"
-    print_env
-    exit 0
-  fi
-  sleep 0.1
-done
+if server_wait_listening "$OTLP" "$STATE/jaeger.log" && server_wait_listening "$QUERY" "$STATE/jaeger.log"; then
+  echo "$OTLP $QUERY $QUERY_GRPC" >"$PORTS_FILE"
+  log "OTLP/HTTP on $HOST:$OTLP, query API on $HOST:$QUERY (pid $(cat "$PID_FILE"))"
+  print_env
+  exit 0
+fi
 "$0" down "$STATE"
-die "jaeger did not listen on $HOST:$OTLP and $HOST:$QUERY within 60 s: $(tail -n 20 "$STATE/jaeger.log")"
+die "jaeger did not listen on $HOST:$OTLP and $HOST:$QUERY within 30 s: $(tail -n 20 "$STATE/jaeger.log")"

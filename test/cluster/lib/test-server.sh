@@ -1,6 +1,6 @@
-# What the test servers' start and stop scripts share (ferretdb.sh, versitygw.sh; sourced, not run):
-# one process per STATE_DIR, recorded in a PID file, on a port of HOST. The caller defines log and
-# die, and sets HOST and PID_FILE.
+# What the test servers' start and stop scripts share (ferretdb.sh, versitygw.sh, jaeger.sh;
+# sourced, not run): one process per STATE_DIR, recorded in a PID file, on a port of HOST. The
+# caller defines log and die, and sets HOST and PID_FILE.
 # shellcheck shell=bash
 
 # server_running: whether the recorded process still runs
