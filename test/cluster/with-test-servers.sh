@@ -112,11 +112,12 @@ else
       node=1
       export "$line" VIEWFINDER_NODE_STATE="$state"
       log "a node is up in $((SECONDS - started)) s; $line"
-      # The autoscaling leg's add-ons (addons/up.sh) take the longest builds after Kubernetes when
-      # the caches are cold: built now, at the lowest CPU priority, they use what the suite leaves
-      # idle before that leg, the suite's last (the Makefile's TEST_FILES), needs them (build.sh's
-      # lock makes the leg wait for a build under way).
-      setsid bash -c 'for part in metrics-server prometheus keda-adapter keda-operator; do nice -n 19 "$1/build.sh" "$part" >/dev/null || true; done' _ "$HERE" 2>"$state/addons-build.log" &
+      # The node's add-ons take the longest builds after Kubernetes when the caches are cold: built
+      # now, at the lowest CPU priority, they use what the suite leaves idle before their legs need
+      # them (build.sh's lock makes a leg wait for a build under way): the NetworkPolicy agent first
+      # (network-policies.sh, for test/node/network-policies.test.ts), then the autoscaling leg's
+      # (addons/up.sh; the suite's last leg, the Makefile's TEST_FILES).
+      setsid bash -c 'for part in network-policies metrics-server prometheus keda-adapter keda-operator; do nice -n 19 "$1/build.sh" "$part" >/dev/null || true; done' _ "$HERE" 2>"$state/addons-build.log" &
       prebuild=$!
     else
       export VIEWFINDER_CLUSTER_SKIP="the node could not start (test/cluster/node/up.sh failed; its output is above the suite's)"
