@@ -331,7 +331,9 @@ describe('operator against the fake API server: broken watches, outages, resync,
     // Every call is reviewed afresh, so that the Kubernetes API's failures reach the API's answers.
     ctx.running = await startTestOperator(ctx.target, { apiEnv: { TOKEN_REVIEW_CACHE_SECONDS: '0' } });
     ctx.account = await ctx.running.store.createAccount({ name: 'Acme' });
-    ctx.target.fake!.failNext(40, 503, (method, url) => method === 'POST' && url.endsWith('/tokenreviews'));
+    // Callers of one token share the review on its way (auth/operator-token.ts), so the operator's concurrent
+    // calls use up fewer failures than they make: 10 keep it ApiUnavailable long enough to be seen.
+    ctx.target.fake!.failNext(10, 503, (method, url) => method === 'POST' && url.endsWith('/tokenreviews'));
     await ctx.kube.createSite('storefront', { account: ctx.account.id, allowedDomains: ['example.com'] });
     await ctx.kube.createApiKey('widget', { account: ctx.account.id, siteRef: 'storefront' });
     const condition = await waitFor('Site storefront ApiUnavailable', async () => {
