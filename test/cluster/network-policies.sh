@@ -92,18 +92,34 @@ down   # whatever an earlier run left
 
 BIN="$("$HERE/build.sh" network-policies | tail -n 1)"
 [[ -x "$BIN" ]] || die "build.sh printed no binary (got: $BIN)"
+queue_bound() { grep -qE "^ *$QUEUE " /proc/net/netfilter/nfnetlink_queue 2>/dev/null; }
+# An agent that an earlier run left (its STATE_DIR gone) would hold the queue and answer for pods it
+# no longer knows, accepting everything: it is stopped, and any other holder of the queue is an error.
+if queue_bound; then
+  for pid in $(pgrep -f -- "/network-policies --kubeconfig .* --nfqueue-id $QUEUE " || true); do
+    log "stopping an agent an earlier run left on nfqueue $QUEUE (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for _ in $(seq 100); do queue_bound || break; sleep 0.1; done
+  queue_bound && die "nfqueue $QUEUE is held by another program (/proc/net/netfilter/nfnetlink_queue): stop it first"
+fi
 
 # The agent, in its own session so that the caller's Ctrl-C does not reach it; `down` stops it.
 setsid "$BIN" --kubeconfig "$KUBECONFIG" --node-name "${NODE_NAME:-localhost}" --nfqueue-id "$QUEUE" \
   --metrics-bind-address 127.0.0.1:0 </dev/null >>"$STATE/agent.log" 2>&1 &
 echo $! >"$STATE/agent.pid"
-# Ready once it listens on its queue (the kernel lists a bound queue) with its caches synced.
+# Ready once it listens on its queue (the kernel lists a bound queue), and still runs a moment later:
+# an agent that could not bind the queue logs it and exits.
 for _ in $(seq 300); do
   kill -0 "$(<"$STATE/agent.pid")" 2>/dev/null || die "the agent exited at start: $(tail -n 20 "$STATE/agent.log")"
-  if grep -qE "^ *$QUEUE " /proc/net/netfilter/nfnetlink_queue 2>/dev/null && grep -q 'Caches are synced' "$STATE/agent.log"; then break; fi
+  queue_bound && break
   sleep 0.1
 done
-grep -qE "^ *$QUEUE " /proc/net/netfilter/nfnetlink_queue 2>/dev/null || { down; die "the agent did not bind nfqueue $QUEUE in 30 s: $(tail -n 20 "$STATE/agent.log")"; }
+sleep 1
+if ! queue_bound || ! kill -0 "$(<"$STATE/agent.pid")" 2>/dev/null || grep -q 'could not open nfqueue socket' "$STATE/agent.log"; then
+  down
+  die "the agent does not hold nfqueue $QUEUE: $(tail -n 20 "$STATE/agent.log")"
+fi
 
 m() { iptables -t mangle "$@"; }
 m -N "$CHAIN_OUT"

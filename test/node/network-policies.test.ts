@@ -40,23 +40,7 @@ import {
  * A pod in a namespace without policies reaches every target first, so that "blocked" means the
  * policy, not a target that was down.
  */
-/**
- * Runs only with VIEWFINDER_NETPOL_LEG=1. Alone on a fresh node it passes (7 passing in 3 min); in the
- * whole suite, after the other node legs, the same probes found every target open, as if no packet
- * had reached the agent, and why is not known yet (issue #44's note): until it is, a leg that cannot
- * yet be trusted in make test says so instead of failing every run.
- */
-const NETPOL_LEG = process.env.VIEWFINDER_NETPOL_LEG === '1';
-const describeLeg = NETPOL_LEG
-  ? describeOnRealNode
-  : (title: string) =>
-      describe(title, () => {
-        it('is skipped: set VIEWFINDER_NETPOL_LEG=1 to run it (it passes alone on a fresh node, not yet after the other node legs: issue #44)', function () {
-          this.skip();
-        });
-      });
-
-describeLeg('the chart on a real node: NetworkPolicies enforced', function (node) {
+describeOnRealNode('the chart on a real node: NetworkPolicies enforced', function (node) {
   const suffix = randomBytes(4).toString('hex');
   const namespace = `viewfinder-test-${suffix}-np`;
   const other = `viewfinder-test-${suffix}-np-other`;
@@ -131,11 +115,12 @@ describeLeg('the chart on a real node: NetworkPolicies enforced', function (node
   after(async function () {
     this.timeout(300_000);
     if (figures.length > 0) console.log(`\n    real node, NetworkPolicies enforced:\n${figures.map((line) => `      - ${line}`).join('\n')}\n`);
+    // The agent first: the node's other legs must not meet it, whatever the cleanup below takes.
+    spawnSync(script, ['down', agentState], { env: process.env, encoding: 'utf8' });
+    rmSync(agentState, { recursive: true, force: true });
     kubectl(['delete', 'sites.viewfinder.dev,apikeys.viewfinder.dev', '--all', '--namespace', namespace, '--wait=true', '--timeout=60s']);
     helm(['uninstall', release, '--namespace', namespace, '--ignore-not-found', '--wait']);
     for (const name of [namespace, other, ingress]) kubectl(['delete', 'namespace', name, '--wait=true', '--timeout=240s']);
-    spawnSync(script, ['down', agentState], { env: process.env, encoding: 'utf8' });
-    rmSync(agentState, { recursive: true, force: true });
   });
 
   it('installs hosted mode with every policy on (the API behind a trusted proxy, the operator on the node API port)', async () => {
