@@ -4,6 +4,9 @@
 #
 #   build.sh COMPONENT      COMPONENT is a folder beside this script holding a Go module (k8s, etcd,
 #                           ferretdb, ...); prints the path of the built binary as its last line
+#   build.sh --cached COMPONENT   builds nothing: prints the binary's path when it is built already,
+#                           else exits 1 (with-test-servers.sh starts a server at once, or builds it
+#                           in the background)
 #
 # The cache key is the module's own files (go.mod, go.sum, *.go, build.env) and the Go version:
 # a version bump in go.mod builds anew, anything else reuses the binary. Progress and the build's
@@ -15,7 +18,9 @@ HERE="$(CDPATH='' cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 log() { printf 'test/cluster/build: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-[[ $# -eq 1 && -f "$HERE/$1/go.mod" ]] || die "usage: build.sh COMPONENT (one of: $(cd "$HERE" && ls -d */go.mod | sed 's,/go.mod,,' | tr '\n' ' '))"
+CACHED_ONLY=0
+if [[ ${1:-} == --cached ]]; then CACHED_ONLY=1; shift; fi
+[[ $# -eq 1 && -f "$HERE/$1/go.mod" ]] || die "usage: build.sh [--cached] COMPONENT (one of: $(cd "$HERE" && ls -d */go.mod | sed 's,/go.mod,,' | tr '\n' ' '))"
 COMPONENT="$1" MODULE="$HERE/$1"
 command -v go >/dev/null 2>&1 || die "no Go toolchain on PATH (Go 1.26 or newer builds the test cluster)"
 # Never let go fetch a toolchain of its own: the machine's Go builds everything.
@@ -32,6 +37,7 @@ if [[ -x "$OUT/$COMPONENT" ]]; then
   printf '%s\n' "$OUT/$COMPONENT"
   exit 0
 fi
+((!CACHED_ONLY)) || exit 1
 
 # build.env may set LDFLAGS (version stamps), PACKAGE (default: the module's root package) and
 # export CGO_ENABLED=0 (a program that runs in a container image with no C library).

@@ -31,10 +31,12 @@ log() { printf 'test/cluster: %s\n' "$*" >&2; }
 [[ $# -ge 1 ]] || { log "usage: with-test-servers.sh CMD [ARGS...]"; exit 2; }
 
 state="" node=0 ferretdb="" versitygw="" prebuild=""
-jaeger=""
+jaeger="" later_pids=()
 cleanup() {
-  [[ -z "$jaeger" ]] || "$HERE/jaeger.sh" down "$jaeger" --wipe >&2
-  [[ -z "$versitygw" ]] || "$HERE/versitygw.sh" down "$versitygw" --wipe >&2
+  local pid
+  for pid in "${later_pids[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+  [[ -z "$jaeger" ]] || { "$HERE/jaeger.sh" down "$jaeger" --wipe >&2; rm -f "$jaeger".{env,out,failed}; }
+  [[ -z "$versitygw" ]] || { "$HERE/versitygw.sh" down "$versitygw" --wipe >&2; rm -f "$versitygw".{env,out,failed}; }
   if [[ -n "$prebuild" ]]; then
     kill -- "-$prebuild" 2>/dev/null || true
     log "add-on builds started in the background:"
@@ -63,33 +65,55 @@ else
   fi
 fi
 
-# The object store: its four lines (S3_ENDPOINT=..., S3_REGION=..., S3_ACCESS_KEY_ID=...,
-# S3_SECRET_ACCESS_KEY=...) become VIEWFINDER_TEST_S3_*, never S3_* that a started service would inherit.
+# The object store and the tracing backend start now when their binaries are built. On a cold cache
+# (a first run: versitygw takes about 10 minutes to build, Jaeger longer) they are built in the
+# background at the lowest CPU priority instead, in the CPU the suite leaves idle, and started once
+# built: the suite does not wait for them before its first test. Their variables then name the file
+# their lines will be in (VIEWFINDER_TEST_S3_LATER, VIEWFINDER_TEST_JAEGER_LATER), and the tests that
+# need them wait for it (test/support/deferred-server.ts).
+# up_server NAME STATE PREFIX LINES FIRST VAR: starts NAME (NAME.sh up STATE) and exports the last
+# LINES lines of what it prints (the first one FIRST=...), each prefixed with PREFIX; or, when its
+# binary is not built, does that in the background and exports VAR=STATE.env (the file those lines
+# go to; STATE.failed instead, with the output, when the build or the start fails).
+up_server() {
+  local name="$1" dir="$2" prefix="$3" count="$4" first="$5" var="$6" lines line
+  if "$HERE/build.sh" --cached "$name" >/dev/null 2>&1; then
+    if lines="$("$HERE/$name.sh" up "$dir" | tail -n "$count")" && [[ "$lines" == "$first="* ]]; then
+      while IFS= read -r line; do export "$prefix$line"; done <<<"$lines"
+    else
+      log "$name could not start (its output is above): its legs skip, saying why"
+    fi
+    return 0
+  fi
+  log "$name is not built yet: building it in the background at the lowest CPU priority; its legs wait for it ($dir.env)"
+  rm -f "$dir.env" "$dir.failed"
+  setsid bash -c '
+    { nice -n 19 "$1/build.sh" "$2" && "$1/$2.sh" up "$3"; } >"$3.out" 2>&1 \
+      && tail -n "$5" "$3.out" | sed "s/^/$4/" >"$3.env.tmp" && mv "$3.env.tmp" "$3.env" \
+      || cp "$3.out" "$3.failed"' _ "$HERE" "$name" "$dir" "$prefix" "$count" </dev/null >/dev/null 2>&1 &
+  later_pids+=($!)
+  export "$var=$dir.env"
+}
+
 if [[ -n "${VIEWFINDER_TEST_S3_ENDPOINT:-}" ]]; then
   log "VIEWFINDER_TEST_S3_ENDPOINT is set: the S3 legs use that store, and this script starts none"
 elif ! command -v go >/dev/null 2>&1; then
   log "no Go toolchain on PATH: no versitygw, so the S3 legs skip, saying why"
 else
+  # Its four lines (S3_ENDPOINT=..., S3_REGION=..., S3_ACCESS_KEY_ID=..., S3_SECRET_ACCESS_KEY=...)
+  # become VIEWFINDER_TEST_S3_*, never S3_* that a started service would inherit.
   versitygw="${TMPDIR:-/tmp}/viewfinder-versitygw-$$"
-  if lines="$("$HERE/versitygw.sh" up "$versitygw" | tail -n 4)" && [[ "$lines" == S3_ENDPOINT=* ]]; then
-    while IFS= read -r line; do export "VIEWFINDER_TEST_$line"; done <<<"$lines"
-  else
-    log "versitygw could not start (its output is above): the S3 legs skip, saying why"
-  fi
+  up_server versitygw "$versitygw" VIEWFINDER_TEST_ 4 S3_ENDPOINT VIEWFINDER_TEST_S3_LATER
 fi
 
-# The tracing backend: its two lines are already named VIEWFINDER_TEST_*.
 if [[ -n "${VIEWFINDER_TEST_JAEGER_QUERY:-}" ]]; then
   log "VIEWFINDER_TEST_JAEGER_QUERY is set: the tracing legs use that Jaeger, and this script starts none"
 elif ! command -v go >/dev/null 2>&1; then
   log "no Go toolchain on PATH: no Jaeger, so the tracing legs skip, saying why"
 else
+  # Its two lines are already named VIEWFINDER_TEST_*.
   jaeger="${TMPDIR:-/tmp}/viewfinder-jaeger-$$"
-  if lines="$("$HERE/jaeger.sh" up "$jaeger" | tail -n 2)" && [[ "$lines" == VIEWFINDER_TEST_OTLP_ENDPOINT=* ]]; then
-    while IFS= read -r line; do export "$line"; done <<<"$lines"
-  else
-    log "Jaeger could not start (its output is above): the tracing legs skip, saying why"
-  fi
+  up_server jaeger "$jaeger" "" 2 VIEWFINDER_TEST_OTLP_ENDPOINT VIEWFINDER_TEST_JAEGER_LATER
 fi
 
 skip_because() { export VIEWFINDER_CLUSTER_SKIP="$1"; log "no cluster: $1"; }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Store } from '../../lib/store/store.ts';
 import { expectEventually } from '../support/eventually.ts';
 import { startFixtureServer, type FixturePages } from '../support/fixture-server.ts';
-import { NO_JAEGER, otelEnv, otelPackagesMissing, parentOf, spanTree, tag, tracesOf, uniqueServiceName, type JaegerSpan, type JaegerTrace } from '../support/jaeger.ts';
+import { jaegerMissing, otelEnv, otelPackagesMissing, parentOf, spanTree, tag, tracesOf, uniqueServiceName, type JaegerSpan, type JaegerTrace } from '../support/jaeger.ts';
 import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../support/processes.ts';
 import { sqlite, type TestStore } from '../support/store-backends.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -36,7 +36,11 @@ describe('tracing: each capture is one trace in Jaeger, across the API, the rend
   const services = { selfHosted: uniqueServiceName('vf-test-api'), hosted: uniqueServiceName('vf-test-hosted'), renderer: uniqueServiceName('vf-test-renderer') };
 
   before(async function () {
-    why = NO_JAEGER ?? (await otelPackagesMissing());
+    // A Jaeger still building in the background (a cold cache) is waited for, however long it takes.
+    this.timeout(0);
+    why = (await jaegerMissing()) ?? (await otelPackagesMissing());
+  });
+  before(async function () {
     if (why) {
       console.log(`      (skipped: ${why})`);
       this.skip();

@@ -4,13 +4,28 @@
  * VIEWFINDER_TEST_JAEGER_QUERY. Without them the tests skip, saying why.
  */
 import { randomBytes } from 'node:crypto';
+import { serverLater, waitForServerLater } from './deferred-server.ts';
 
-export const OTLP_ENDPOINT = process.env.VIEWFINDER_TEST_OTLP_ENDPOINT || undefined;
-export const JAEGER_QUERY = process.env.VIEWFINDER_TEST_JAEGER_QUERY || undefined;
+export let OTLP_ENDPOINT = process.env.VIEWFINDER_TEST_OTLP_ENDPOINT || undefined;
+export let JAEGER_QUERY = process.env.VIEWFINDER_TEST_JAEGER_QUERY || undefined;
 
-export const NO_JAEGER = !OTLP_ENDPOINT || !JAEGER_QUERY
-  ? 'no Jaeger: VIEWFINDER_TEST_OTLP_ENDPOINT and VIEWFINDER_TEST_JAEGER_QUERY are not set (test/cluster/with-test-servers.sh starts one; by hand: export the last two lines of `test/cluster/jaeger.sh up /tmp/vf-jaeger`)'
-  : undefined;
+/** On a cold cache with-test-servers.sh builds Jaeger in the background and names the file its lines will be in. */
+const LATER = 'VIEWFINDER_TEST_JAEGER_LATER';
+
+/**
+ * Why the tracing tests cannot run (no Jaeger), or undefined when they can; waits for a Jaeger
+ * still building in the background (call it in a `before` with no timeout).
+ */
+export async function jaegerMissing(): Promise<string | undefined> {
+  if ((!OTLP_ENDPOINT || !JAEGER_QUERY) && serverLater(LATER)) {
+    const variables = await waitForServerLater(LATER, 'the test tracing backend (Jaeger)');
+    OTLP_ENDPOINT = variables.VIEWFINDER_TEST_OTLP_ENDPOINT || undefined;
+    JAEGER_QUERY = variables.VIEWFINDER_TEST_JAEGER_QUERY || undefined;
+  }
+  return !OTLP_ENDPOINT || !JAEGER_QUERY
+    ? 'no Jaeger: VIEWFINDER_TEST_OTLP_ENDPOINT and VIEWFINDER_TEST_JAEGER_QUERY are not set (test/cluster/with-test-servers.sh starts one; by hand: export the last two lines of `test/cluster/jaeger.sh up /tmp/vf-jaeger`)'
+    : undefined;
+}
 
 /** The @opentelemetry packages the SDK needs, or why they cannot be loaded. */
 export async function otelPackagesMissing(): Promise<string | undefined> {
