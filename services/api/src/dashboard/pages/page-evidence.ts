@@ -111,7 +111,7 @@ function consoleSection(id: string, report: PageReport): SafeHtml {
 
 function reasonText(request: FailedRequest): string {
   if (request.reason === 'http') return `HTTP ${request.status ?? ''}`.trim();
-  if (request.reason === 'blocked') return `blocked by the capture's options${request.error ? ` (${request.error})` : ''}`;
+  if (request.reason === 'blocked') return `blocked before leaving the browser (blockUrls, blockResources or the allowed domains)${request.error ? `: ${request.error}` : ''}`;
   if (request.reason === 'guard') return `refused by the network guard${request.error ? ` (${request.error})` : ''}`;
   return `network error${request.error ? ` ${request.error}` : ''}`;
 }
