@@ -59,7 +59,8 @@ export function waterfall(id: string, name: string, timeline: Counted<TimelineEn
   const step = tickStep(span);
   const axisEnd = Math.ceil(span / step) * step;
   const plot = WIDTH - LABEL_WIDTH - RIGHT;
-  const x = (time: number) => LABEL_WIDTH + (time / axisEnd) * plot;
+  // Clamped: a bar never leaves the plot, whatever times a report holds.
+  const x = (time: number) => LABEL_WIDTH + (Math.min(Math.max(time, 0), axisEnd) / axisEnd) * plot;
   const height = AXIS + entries.length * ROW + 4;
   const ticks = Array.from({ length: Math.round(axisEnd / step) + 1 }, (_, i) => i * step);
   const bounded = timeline.total > entries.length ? ` (the first ${entries.length} of ${timeline.total} kept)` : '';

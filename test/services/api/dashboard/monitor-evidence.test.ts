@@ -13,7 +13,7 @@ import { auditedPage, EMAIL, PASSWORD, startDashboard, type AuditedPage, type Da
  * A monitor run's evidence on the dashboard (issue #40), in real Chromium with axe-core: the page
  * report comes from a real capture, through the renderer, of a loopback page that logs console
  * errors (one of them holding a <script> tag, more than the report keeps), loads a stylesheet that
- * 404s and makes a few requests; the run is recorded with the verdict of the page's checks. The
+ * 404s, shows a picture its CSP report-only policy reports, and makes a few requests; the run is recorded with the verdict of the page's checks. The
  * monitor's page shows the checks failed and passed, the console, the failed request, a waterfall
  * with one bar per request, and the vitals; an older run recorded without a report shows as before.
  */
@@ -21,6 +21,7 @@ describe('dashboard: a monitor run\'s checks, console, failed requests, waterfal
   this.timeout(300_000);
   const HOSTILE = '<script>document.title="pwned"</script><img src=x onerror=alert(1)>';
   const NOISE = MAX_CONSOLE_ITEMS + 10;
+  const PIXEL = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
   const CHECKS: Checks = { status: [200], maxConsoleErrors: 0, maxFailedRequests: { max: 0 }, webVitals: { CLS: 'good' }, text: [{ contains: 'Plain goods' }], maxLoadTime: 120_000 };
 
   let fixtures: http.Server;
@@ -37,8 +38,8 @@ describe('dashboard: a monitor run\'s checks, console, failed requests, waterfal
 
   before(async () => {
     fixtures = http.createServer((req, res) => {
-      const send = (status: number, type: string, body: string) => {
-        res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+      const send = (status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}) => {
+        res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...headers });
         res.end(body);
       };
       if (req.url === '/shop') {
@@ -47,11 +48,14 @@ describe('dashboard: a monitor run\'s checks, console, failed requests, waterfal
           'text/html; charset=utf-8',
           `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title>
 <link rel="stylesheet" href="/style.css"><link rel="stylesheet" href="/missing.css"></head>
-<body><main><h1>Shop</h1><p>Plain goods at plain prices.</p></main>
+<body><main><h1>Shop</h1><p>Plain goods at plain prices.</p><img src="/pixel.png" alt=""></main>
 <script>console.error(${JSON.stringify(HOSTILE).replaceAll('<', '\\u003c')}); for (let i = 1; i < ${NOISE}; i++) console.error('noise ' + i); console.warn('deprecated API');
 fetch('/api/ok').then((r) => r.text());</script></body></html>`,
+          // The picture is reported, not refused: a CSP report-only violation, kept apart from the errors.
+          { 'content-security-policy-report-only': "img-src 'none'" },
         );
       }
+      if (req.url === '/pixel.png') return send(200, 'image/png', PIXEL);
       if (req.url === '/style.css') return send(200, 'text/css', 'body{font-family:sans-serif}');
       if (req.url === '/api/ok') return send(200, 'application/json', '{"ok":true}');
       return send(404, 'text/plain', 'not found');
@@ -125,7 +129,8 @@ fetch('/api/ok').then((r) => r.text());</script></body></html>`,
     expect(report.console.errors.total).to.equal(NOISE);
     expect(report.console.errors.items).to.have.length(MAX_CONSOLE_ITEMS);
     expect(report.failedRequests.items).to.deep.equal([{ url: `${fixtureOrigin}/missing.css`, type: 'stylesheet', reason: 'http', status: 404 }]);
-    expect(report.timeline.items.length).to.be.at.least(4);
+    expect(report.timeline.items.length).to.be.at.least(5);
+    expect(report.console.cspReportOnly.total).to.be.at.least(1);
     expect(verdict.failures.map((failure) => failure.check)).to.deep.equal(['maxConsoleErrors', 'maxFailedRequests']);
     expect(verdict.passed).to.deep.equal(['status', 'webVitals.CLS', 'text[0].contains', 'maxLoadTime']);
   });
@@ -165,6 +170,9 @@ fetch('/api/ok').then((r) => r.text());</script></body></html>`,
     expect(await text('#page-shop-console-warnings')).to.equal('Warnings (1)');
     expect(await texts('ol[aria-labelledby="page-shop-console-warnings"] .message')).to.deep.equal(['deprecated API']);
     expect(await text('#page-shop-console-csp')).to.equal(`CSP report-only violations (${report.console.cspReportOnly.total})`);
+    const csp = await texts('ol[aria-labelledby="page-shop-console-csp"] .message');
+    expect(csp[0]).to.match(/report-only/i);
+    expect(errors.some((message) => /report-only/i.test(message))).to.equal(false);
     expect(await text('#page-shop-console-browser')).to.equal(`The browser's own messages (${report.console.browser.total})`);
 
     // The failed request: URL, type, reason.
