@@ -138,6 +138,8 @@ fetch('/api/ok').then((r) => r.text());</script></body></html>`,
   it('shows the checks failed and passed, the console (escaped, bounded), the failed request, one waterfall bar per request and the vitals; passes axe', async () => {
     const { monitor } = await monitorWithRuns();
     await signIn();
+    // The list says so too: a changed picture and failing checks are different outcomes.
+    expect(await text('tbody [data-label="Last run"]')).to.match(/UTC unchanged; checks failing \(1 of 1 page\)$/);
     await goto(`/dashboard/monitors/${monitor.id}`);
     expect(await text('#page-shop ~ .facts')).to.include('Checks failing (maxConsoleErrors, maxFailedRequests)');
 
@@ -212,6 +214,7 @@ fetch('/api/ok').then((r) => r.text());</script></body></html>`,
 
     // The runs table says the newest run's page failed its checks.
     expect(await text('table.stack tr.current [data-label="shop"]')).to.equal('unchanged, 0 %, checks failing');
+    expect(await text('table.stack tr.current [data-label="Outcome"]')).to.equal('unchanged; checks failing (1 of 1 page)');
     await audit();
   });
 

@@ -56,13 +56,16 @@ async function runsInProgress(deps: DashboardDeps, accountId: string): Promise<M
 
 const OUTCOMES = ['failed', 'changed', 'baseline', 'unchanged'] as const;
 
-/** A run in a few words: its worst outcome, and on how many pages. */
+/** A run in a few words: its worst outcome, and on how many pages; then whether pages failed their checks (a different outcome from a changed picture). */
 function runOutcome(run: RunView): string {
   const worst = OUTCOMES.find((outcome) => run.pages.some((result) => result.outcome === outcome)) ?? 'unchanged';
   const count = run.pages.filter((result) => result.outcome === worst).length;
-  if (worst === 'unchanged') return 'unchanged';
-  if (worst === 'baseline') return 'baseline taken';
-  return `${worst} (${count} of ${run.pages.length} ${run.pages.length === 1 ? 'page' : 'pages'})`;
+  const pages = (n: number) => `${n} of ${run.pages.length} ${run.pages.length === 1 ? 'page' : 'pages'}`;
+  const failing = run.pages.filter((result) => result.verdict?.failing).length;
+  const checks = failing > 0 ? `; checks failing (${pages(failing)})` : '';
+  if (worst === 'unchanged') return `unchanged${checks}`;
+  if (worst === 'baseline') return `baseline taken${checks}`;
+  return `${worst} (${pages(count)})${checks}`;
 }
 
 function largestDiff(run: RunView | undefined): number | null {
