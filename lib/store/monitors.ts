@@ -8,6 +8,9 @@
  * operator owns it, the account itself otherwise, which is also how metrics label it.
  */
 import type { ManagedBy, ManagedByRef } from './store.ts';
+// Types only (erased at run time): the report and the checks are defined once, beside the code that makes and judges them.
+import type { PageReport } from '../../services/renderer/src/report/page-report.ts';
+import type { Checks, Verdict } from '../../services/api/src/monitors/checks.ts';
 
 /** A rectangle in CSS pixels of the picture. */
 export interface MonitorRegion {
@@ -40,6 +43,8 @@ export interface MonitorPage {
   injectJs?: string;
   blockResources?: ('images' | 'fonts' | 'media' | 'scripts')[];
   blockUrls?: string[];
+  /** What the page must do to work (issue #40), judged from each run's report. */
+  checks?: Checks;
   /** Write-only: never in a monitor's answer (which says hasCredentials), a run, a log or a metric. */
   credentials?: MonitorPageCredentials;
 }
@@ -103,6 +108,10 @@ export interface MonitorPageResult {
   diffImageId: string | null;
   baselineImageId: string | null;
   error: string | null;
+  /** What the visit measured (issue #40); absent (runs recorded before it) reads as null. */
+  report?: PageReport | null;
+  /** The page's checks judged against the report; absent or null when none were declared or there was no report. */
+  verdict?: Verdict | null;
 }
 
 export interface MonitorRun {

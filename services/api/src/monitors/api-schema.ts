@@ -6,6 +6,7 @@ import { MAX_HIDE_SELECTORS, MAX_SELECTOR_LENGTH } from '../../../renderer/src/p
 import { PROFILE_NAMES } from '../../../renderer/src/capture/profiles.ts';
 import { managedBySchema } from '../routes/api/schemas.ts';
 import { visitOptionsProperties } from '../../../renderer/src/capture/visit-options.ts';
+import { checksSchema } from './checks.ts';
 
 const { html: _html, headers, cookies, authorization, ...pageVisitProperties } = visitOptionsProperties;
 
@@ -56,6 +57,7 @@ export const pageSchema = {
     reducedMotion: { type: 'boolean' },
     ignoreRegions: { type: 'array', maxItems: MAX_IGNORE_REGIONS, items: regionSchema, description: 'Rectangles in CSS pixels of the picture, left out of the comparison.' },
     ...pageVisitProperties,
+    checks: checksSchema,
     credentials: pageCredentialsSchema,
   },
 } as const;

@@ -353,6 +353,67 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
     ]);
   });
 
+  it("declares a page's checks through the form (fields and JSON), shows the API's errors next to the field they name with the input kept, and edits them back", async () => {
+    await signIn();
+    await goto('/dashboard/monitors/new');
+    await page.type('#field-name', 'checked');
+    await page.type('#page-0-name', 'offers');
+    await page.type('#page-0-url', `${fixtureOrigin}/offers`);
+    await page.type('#page-0-status', '200, 304');
+    await page.type('#page-0-maxConsoleErrors', '0');
+    await page.type('#page-0-maxLoadTime', 'soon');
+    await page.type('#page-0-textContains', 'Offers');
+    await page.type('#page-0-checks', '{"webVitals": {"LCP": "good"}');
+    const value = (selector: string) => page.$eval(selector, (el) => (el as HTMLInputElement).value);
+    const typed = async () => Promise.all(['#page-0-status', '#page-0-maxConsoleErrors', '#page-0-maxLoadTime', '#page-0-textContains', '#page-0-checks'].map(value));
+    const invalid = (selector: string) => page.$eval(selector, (el) => [el.getAttribute('aria-invalid'), el.getAttribute('aria-describedby')]);
+
+    // JSON that does not parse: said next to the JSON, everything typed kept.
+    await click('Create monitor');
+    expect(await text('#page-0-checks-error')).to.match(/^pages\[0\]\.checks is not valid JSON: /);
+    expect(await typed()).to.deep.equal(['200, 304', '0', 'soon', 'Offers', '{"webVitals": {"LCP": "good"}']);
+    expect(await invalid('#page-0-checks')).to.deep.equal(['true', 'checks-json-hint page-0-checks-error']);
+
+    // The API's schema: an unknown check (said next to the JSON that has it) and a load time that is no number (next to its field).
+    await fill('#page-0-checks', '{"webVitals": {"LCP": "good"}, "maxFailedRequest": 0}');
+    await click('Create monitor');
+    expect(await text('#page-0-checks-error')).to.equal('Unknown field: "maxFailedRequest"');
+    expect(await text('#page-0-maxLoadTime-error')).to.equal('pages.0.checks.maxLoadTime must be number');
+    expect(await invalid('#page-0-maxLoadTime')).to.deep.equal(['true', 'checks-load-hint page-0-maxLoadTime-error']);
+    expect(await page.$('#page-0-status-error')).to.equal(null);
+    expect(await typed()).to.deep.equal(['200, 304', '0', 'soon', 'Offers', '{"webVitals": {"LCP": "good"}, "maxFailedRequest": 0}']);
+    await audit();
+
+    // A check both in its field and in the JSON.
+    await fill('#page-0-maxLoadTime', '3000');
+    await fill('#page-0-checks', '{"maxLoadTime": 5000}');
+    await click('Create monitor');
+    expect(await text('#page-0-checks-error')).to.equal('pages[0].checks: maxLoadTime is set both in its field and in the JSON: keep one');
+    expect(await dashboard.store.listMonitors(dashboard.account.id)).to.deep.equal([]);
+
+    const json = { maxFailedRequests: { max: 0, ignore: ['*/analytics*'] }, webVitals: { LCP: 'good' }, text: [{ selector: 'h1', notContains: 'Error' }] };
+    await fill('#page-0-checks', JSON.stringify(json));
+    await click('Create monitor');
+    const [monitor] = await dashboard.store.listMonitors(dashboard.account.id);
+    const declared = { ...json, status: [200, 304], maxConsoleErrors: 0, maxLoadTime: 3000, text: [...json.text, { contains: 'Offers' }] };
+    expect(monitor!.pages).to.deep.equal([{ name: 'offers', url: `${fixtureOrigin}/offers`, checks: declared }]);
+
+    // The edit form shows them back in the same fields; saved unchanged, they stay as they were.
+    await goto(`/dashboard/monitors/${monitor!.id}/edit`);
+    const [status, consoleErrors, loadTime, textContains, rest] = await typed();
+    expect([status, consoleErrors, loadTime, textContains]).to.deep.equal(['200, 304', '0', '3000', 'Offers']);
+    expect(JSON.parse(rest!)).to.deep.equal(json);
+    await audit();
+    await click('Save');
+    expect((await dashboard.store.getMonitor(monitor!.id))!.pages[0]!.checks).to.deep.equal(declared);
+
+    // Emptied, the page has no checks.
+    await goto(`/dashboard/monitors/${monitor!.id}/edit`);
+    for (const selector of ['#page-0-status', '#page-0-maxConsoleErrors', '#page-0-maxLoadTime', '#page-0-textContains', '#page-0-checks']) await fill(selector, '');
+    await click('Save');
+    expect((await dashboard.store.getMonitor(monitor!.id))!.pages).to.deep.equal([{ name: 'offers', url: `${fixtureOrigin}/offers` }]);
+  });
+
   it("answers 404 for another account's monitor, its pictures and its actions, and runs nothing", async () => {
     const other = await dashboard.store.createAccount({ name: 'Other' });
     const theirs = await storedMonitor(other.id, { name: 'secret-launch', pages: [{ name: 'launch', url: `${fixtureOrigin}/offers` }] });

@@ -10,12 +10,14 @@ import { csrfField, type FieldErrors } from '../fields.ts';
 import { checkFormText, field } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { errorStatus, managedNote, notice, timestamp, userMessage } from './common.ts';
+import { pageEvidence } from './page-evidence.ts';
 import { createBody, formOf, formValues, monitorForm, monitorFormErrors, NEW_MONITOR, updateBody, type MonitorFormValues } from './monitor-form.ts';
 
 /**
  * Monitors: the account's page monitors with their last run; a monitor's page with, for each of its
  * pages, the baseline, the capture and the diff picture of a run side by side and the history of its
- * diff ratios; the actions Run now and Accept as baseline (for every monitor), and create, suspend,
+ * diff ratios, and what the visit measured (page-evidence.ts: checks, console, failed requests,
+ * waterfall, Web Vitals); the actions Run now and Accept as baseline (for every monitor), and create, suspend,
  * edit, suspend, resume and delete (for the ones the operator does not own). Everything goes through the
  * management API's monitor operations (monitors/management.ts), so the rules are the API's.
  */
@@ -54,13 +56,16 @@ async function runsInProgress(deps: DashboardDeps, accountId: string): Promise<M
 
 const OUTCOMES = ['failed', 'changed', 'baseline', 'unchanged'] as const;
 
-/** A run in a few words: its worst outcome, and on how many pages. */
+/** A run in a few words: its worst outcome, and on how many pages; then whether pages failed their checks (a different outcome from a changed picture). */
 function runOutcome(run: RunView): string {
   const worst = OUTCOMES.find((outcome) => run.pages.some((result) => result.outcome === outcome)) ?? 'unchanged';
   const count = run.pages.filter((result) => result.outcome === worst).length;
-  if (worst === 'unchanged') return 'unchanged';
-  if (worst === 'baseline') return 'baseline taken';
-  return `${worst} (${count} of ${run.pages.length} ${run.pages.length === 1 ? 'page' : 'pages'})`;
+  const pages = (n: number) => `${n} of ${run.pages.length} ${run.pages.length === 1 ? 'page' : 'pages'}`;
+  const failing = run.pages.filter((result) => result.verdict?.failing).length;
+  const checks = failing > 0 ? `; checks failing (${pages(failing)})` : '';
+  if (worst === 'unchanged') return `unchanged${checks}`;
+  if (worst === 'baseline') return `baseline taken${checks}`;
+  return `${worst} (${pages(count)})${checks}`;
 }
 
 function largestDiff(run: RunView | undefined): number | null {
@@ -239,15 +244,25 @@ function pageSection(page: PageContext, monitor: MonitorView, runs: RunView[], r
           <dt>Diff ratio</dt><dd>${ratioText(result.diffRatio)} <span class="muted">(threshold ${percent(monitor.compare.threshold)})</span></dd>
           <dt>Changed regions</dt><dd>${regionList(result.regions)}</dd>
           ${result.error !== null && html`<dt>Error</dt><dd class="error-text">${result.error}</dd>`}
+          ${result.verdict && html`<dt>Checks</dt><dd>${checksText(result)}</dd>`}
         </dl>
         <div class="pictures">
           ${picture(monitor, result.baselineImageId, size(result.baselineImageId), 'Baseline', `Baseline of page ${name}: the picture ${when} compared with`)}
           ${picture(monitor, result.captureImageId, size(result.captureImageId), 'Capture', `Capture of page ${name} in ${when}`)}
           ${picture(monitor, result.diffImageId, size(result.diffImageId), 'Differences', `Differences on page ${name} in ${when}: changed pixels in red over the faded baseline`)}
         </div>
-        ${acceptForm(page, monitor, run as RunView, result)}`}
+        ${acceptForm(page, monitor, run as RunView, result)}
+        ${pageEvidence(name, result, declared?.checks)}`}
     ${historyChart(monitor, name, runs)}
   </section>`;
+}
+
+/** Whether the run's page passed its checks, in a few words (a changed page and a failing page are different outcomes). */
+function checksText(result: PageResult): SafeHtml {
+  const verdict = result.verdict;
+  if (!verdict) return html``;
+  if (!verdict.failing) return html`<span class="state state-passing">passing</span>`;
+  return html`<span class="state state-failing">failing</span> (${verdict.failures.map((failure) => failure.check).join(', ')})`;
 }
 
 /** The page's diff ratios over the kept runs, oldest first, with the threshold; the runs table below has the same figures. */
@@ -283,7 +298,7 @@ function runsTable(monitor: MonitorView, runs: RunView[], shown: RunView | undef
         <td data-label="Largest diff">${ratioText(largestDiff(run))}</td>
         ${monitor.pages.map((p) => {
           const result = run.pages.find((candidate) => candidate.page === p.name);
-          return html`<td data-label="${p.name}">${result ? html`${result.outcome}${result.diffRatio !== null && html`, ${percent(result.diffRatio)}`}` : html`<span class="muted">—</span>`}</td>`;
+          return html`<td data-label="${p.name}">${result ? html`${result.outcome}${result.diffRatio !== null && html`, ${percent(result.diffRatio)}`}${result.verdict?.failing && html`, checks failing`}` : html`<span class="muted">—</span>`}</td>`;
         })}
       </tr>`,
     )}</tbody>
