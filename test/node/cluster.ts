@@ -4,15 +4,17 @@
  * whether a node is there (and why not), the image built with `make image`'s script and loaded into
  * the node once per run, pods and their readiness, and clients that capture through a Service.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CoreV1Api, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
 import { noClusterReason, noNodeReason } from '../support/cluster.ts';
+import { closedPort } from '../support/fixture-server.ts';
 import { helm, kubectl } from '../support/k8s-tools.ts';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -172,7 +174,10 @@ export async function deployPages(namespace: string): Promise<{ url: string; ip:
                   imagePullPolicy: 'Never',
                   securityContext: RESTRICTED_CONTAINER,
                   ports: [{ containerPort: 8080 }],
-                  readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
+                  // Ready fast, then hard to knock out: the pages are the tests' fixture, not under test, and a
+                  // probe timing out on a loaded machine must not take them out of their Service (whose
+                  // ClusterIP then refuses connections: a capture of them fails with ERR_CONNECTION_REFUSED).
+                  readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 30 },
                 },
               ],
             },
@@ -421,6 +426,88 @@ export async function startEndpointsSd(namespaces: string[]): Promise<{ url: str
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+  };
+}
+
+/** A Prometheus on the host, scraping a release as the chart's ServiceMonitor says, with the chart's rules. */
+export interface ChartPrometheus {
+  url: string;
+  /** The PrometheusRule's spec the chart rendered (its groups). */
+  rules: { groups: Array<{ name: string; rules: Array<{ alert?: string; record?: string }> }> };
+  /** An instant query's samples. */
+  query(expr: string): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>>;
+  /** The alerts pending or firing now. */
+  alerts(): Promise<Array<{ labels: Record<string, string>; state: 'pending' | 'firing' }>>;
+  /** What Prometheus printed, for a failure's message. */
+  output(): string;
+  close(): Promise<void>;
+}
+
+/**
+ * Debian's Prometheus (2.42, built without kubernetes_sd_configs: "field not found") scraping the
+ * release's pods: the EndpointSlices reach it through http_sd_configs (startEndpointsSd), with the
+ * meta labels of kubernetes_sd's endpoints role, and the chart's ServiceMonitor (its selectors, port,
+ * path and honorLabels) becomes its scrape config; the chart's PrometheusRule is its rule file.
+ * Scrapes and evaluates every `interval` (the chart's default is 30 s).
+ */
+export async function startChartPrometheus(release: string, namespace: string, valueArgs: string[], interval = '2s'): Promise<ChartPrometheus> {
+  const rendered = helm(['template', release, CHART, '--namespace', namespace, ...valueArgs, '--set', 'metrics.serviceMonitor.enabled=true', '--set', 'metrics.prometheusRule.enabled=true']);
+  if (rendered.status !== 0) throw new Error(rendered.output);
+  const objects = parseAllDocuments(rendered.stdout).map((document) => document.toJS()).filter(Boolean);
+  const monitor = objects.find((object) => object.kind === 'ServiceMonitor');
+  const rule = objects.find((object) => object.kind === 'PrometheusRule');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-node-prometheus-'));
+  const sd = await startEndpointsSd(monitor.spec.namespaceSelector.matchNames);
+  writeFileSync(path.join(dir, 'rules.yml'), JSON.stringify(rule.spec));
+  const keepLabels = Object.entries(monitor.spec.selector.matchLabels as Record<string, string>).map(([label, value]) => ({
+    source_labels: [`__meta_kubernetes_service_label_${metaName(label)}`],
+    regex: value,
+    action: 'keep',
+  }));
+  const endpoint = monitor.spec.endpoints[0];
+  const config = {
+    global: { scrape_interval: interval, scrape_timeout: interval, evaluation_interval: interval },
+    rule_files: [path.join(dir, 'rules.yml')],
+    scrape_configs: [
+      {
+        job_name: 'viewfinder',
+        metrics_path: endpoint.path,
+        honor_labels: endpoint.honorLabels === true,
+        http_sd_configs: [{ url: sd.url, refresh_interval: interval }],
+        relabel_configs: [
+          ...keepLabels,
+          { source_labels: ['__meta_kubernetes_endpoint_port_name'], regex: endpoint.port, action: 'keep' },
+          { source_labels: ['__meta_kubernetes_pod_name'], target_label: 'pod' },
+          { source_labels: ['__meta_kubernetes_service_name'], target_label: 'job' },
+        ],
+      },
+    ],
+  };
+  writeFileSync(path.join(dir, 'prometheus.yml'), JSON.stringify(config, null, 2));
+  const port = await closedPort();
+  let output = '';
+  const prometheus = spawn('prometheus', [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  prometheus.stdout?.on('data', (chunk) => (output += chunk));
+  prometheus.stderr?.on('data', (chunk) => (output += chunk));
+  const url = `http://127.0.0.1:${port}`;
+  const get = async <T>(route: string): Promise<T | undefined> => {
+    const response = await fetch(`${url}${route}`, { signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
+    return response?.ok ? (((await response.json()) as { data: T }).data) : undefined;
+  };
+  return {
+    url,
+    rules: rule.spec,
+    query: async (expr) => (await get<{ result: Array<{ metric: Record<string, string>; value: [number, string] }> }>(`/api/v1/query?query=${encodeURIComponent(expr)}`))?.result ?? [],
+    alerts: async () => (await get<{ alerts: Array<{ labels: Record<string, string>; state: 'pending' | 'firing' }> }>('/api/v1/alerts'))?.alerts ?? [],
+    output: () => output,
+    async close() {
+      prometheus.kill('SIGTERM');
+      if (prometheus.exitCode === null) await new Promise((resolve) => prometheus.once('exit', resolve));
+      await sd.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 

@@ -1,13 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { spawn, type ChildProcess } from 'node:child_process';
-import os from 'node:os';
-import path from 'node:path';
 import { PNG } from 'pngjs';
-import { parseAllDocuments } from 'yaml';
 import { expectEventually } from '../support/eventually.ts';
-import { closedPort } from '../support/fixture-server.ts';
 import {
   CHART,
   IMAGE_ARGS,
@@ -25,7 +19,7 @@ import {
   kubectl,
   pods,
   describeOnRealNode,
-  startEndpointsSd,
+  startChartPrometheus,
   until,
   type CaptureOutcome,
   type Pod,
@@ -229,77 +223,27 @@ describeOnRealNode('the chart on a real node: self-hosted values', function (nod
     await until('a capture to succeed again', async () => (await capture(base, apiKey, page.url)).status === 200, 60_000);
   });
 
-  // Debian's Prometheus 2.42 is built without kubernetes_sd_configs ("field not found"): the
-  // EndpointSlices reach it through http_sd_configs (startEndpointsSd), with the meta labels of
-  // kubernetes_sd's endpoints role, and the ServiceMonitor's selectors become its relabel rules.
   it("is scraped by Debian's Prometheus through the cluster's EndpointSlices (the ServiceMonitor's selectors), a viewfinder_ series per pod, and loads the chart's PrometheusRule", async () => {
-    const rendered = helm(['template', release, CHART, '--namespace', namespace, ...valueArgs, '--set', 'metrics.serviceMonitor.enabled=true', '--set', 'metrics.prometheusRule.enabled=true']);
-    expect(rendered.status, rendered.output).to.equal(0);
-    const objects = parseAllDocuments(rendered.stdout).map((document) => document.toJS()).filter(Boolean);
-    const monitor = objects.find((object) => object.kind === 'ServiceMonitor');
-    const rule = objects.find((object) => object.kind === 'PrometheusRule');
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-node-prometheus-'));
-    let prometheus: ChildProcess | undefined;
-    let output = '';
-    const sd = await startEndpointsSd(monitor.spec.namespaceSelector.matchNames);
+    const prometheus = await startChartPrometheus(release, namespace, valueArgs);
     try {
-      writeFileSync(path.join(dir, 'rules.yml'), JSON.stringify(rule.spec));
-      // The ServiceMonitor, translated: endpoints of the Services it selects, on its port, in its namespaces.
-      const keepLabels = Object.entries(monitor.spec.selector.matchLabels as Record<string, string>).map(([label, value]) => ({
-        source_labels: [`__meta_kubernetes_service_label_${label.replace(/[^a-zA-Z0-9_]/g, '_')}`],
-        regex: value,
-        action: 'keep',
-      }));
-      const endpoint = monitor.spec.endpoints[0];
-      const config = {
-        global: { scrape_interval: '2s', scrape_timeout: '1500ms', evaluation_interval: '2s' },
-        rule_files: [path.join(dir, 'rules.yml')],
-        scrape_configs: [
-          {
-            job_name: 'viewfinder',
-            metrics_path: endpoint.path,
-            http_sd_configs: [{ url: sd.url, refresh_interval: '2s' }],
-            relabel_configs: [
-              ...keepLabels,
-              { source_labels: ['__meta_kubernetes_endpoint_port_name'], regex: endpoint.port, action: 'keep' },
-              { source_labels: ['__meta_kubernetes_pod_name'], target_label: 'pod' },
-              { source_labels: ['__meta_kubernetes_service_name'], target_label: 'job' },
-            ],
-          },
-        ],
-      };
-      writeFileSync(path.join(dir, 'prometheus.yml'), JSON.stringify(config, null, 2));
-      const port = await closedPort();
-      prometheus = spawn('prometheus', [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      prometheus.stdout?.on('data', (chunk) => (output += chunk));
-      prometheus.stderr?.on('data', (chunk) => (output += chunk));
-      const prom = `http://127.0.0.1:${port}`;
       const expected = pods(namespace, `app.kubernetes.io/instance=${release}`).map((pod) => pod.metadata.name).sort();
       let seen: string[] = [];
       await until(
         'a viewfinder_ series for every pod',
         async () => {
-          const response = await fetch(`${prom}/api/v1/query?query=${encodeURIComponent('count by (pod) ({__name__=~"viewfinder_.+"})')}`).catch(() => undefined);
-          if (!response?.ok) return false;
-          const body = (await response.json()) as { data: { result: Array<{ metric: { pod: string } }> } };
-          seen = body.data.result.map((sample) => sample.metric.pod).sort();
+          seen = (await prometheus.query('count by (pod) ({__name__=~"viewfinder_.+"})')).map((sample) => sample.metric.pod!).sort();
           return JSON.stringify(seen) === JSON.stringify(expected);
         },
         90_000,
-        () => `seen ${seen.join(', ')}; expected ${expected.join(', ')}\n${output}`,
+        () => `seen ${seen.join(', ')}; expected ${expected.join(', ')}\n${prometheus.output()}`,
       );
-      const rules = (await (await fetch(`${prom}/api/v1/rules`)).json()) as { data: { groups: Array<{ name: string; rules: unknown[] }> } };
-      expect(rules.data.groups.map((group) => group.name).sort()).to.deep.equal(rule.spec.groups.map((group: { name: string }) => group.name).sort());
+      const rules = (await (await fetch(`${prometheus.url}/api/v1/rules`)).json()) as { data: { groups: Array<{ name: string; rules: unknown[] }> } };
+      expect(rules.data.groups.map((group) => group.name).sort()).to.deep.equal(prometheus.rules.groups.map((group) => group.name).sort());
       expect(rules.data.groups.every((group) => group.rules.length > 0)).to.equal(true);
-      const healthy = await (await fetch(`${prom}/api/v1/query?query=${encodeURIComponent('up')}`)).json();
-      expect((healthy as { data: { result: Array<{ value: [number, string] }> } }).data.result.map((sample) => sample.value[1])).to.satisfy((ups: string[]) => ups.length === expected.length && ups.every((up) => up === '1'));
+      const ups = (await prometheus.query('up')).map((sample) => sample.value[1]);
+      expect(ups).to.satisfy((values: string[]) => values.length === expected.length && values.every((up) => up === '1'));
     } finally {
-      prometheus?.kill('SIGTERM');
-      if (prometheus && prometheus.exitCode === null) await new Promise((resolve) => prometheus!.once('exit', resolve));
-      await sd.close();
-      rmSync(dir, { recursive: true, force: true });
+      await prometheus.close();
     }
   });
 
