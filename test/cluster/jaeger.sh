@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # A tracing backend for the tests: Jaeger v2 (test/cluster/jaeger/, the OpenTelemetry-Collector-based
 # all-in-one, built by build.sh) with in-memory storage, an OTLP/HTTP receiver and the query API on
-# free loopback ports, in STATE_DIR.
+# free loopback ports (or ports of JAEGER_LISTEN_HOST), in STATE_DIR.
 #
 #   jaeger.sh up STATE_DIR            start it (or find it running); the last two stdout lines are
 #                                     VIEWFINDER_TEST_OTLP_ENDPOINT=http://127.0.0.1:PORT (give it to
 #                                     a service as OTEL_EXPORTER_OTLP_ENDPOINT) and
 #                                     VIEWFINDER_TEST_JAEGER_QUERY=http://127.0.0.1:PORT (GET /api/traces)
 #   jaeger.sh down STATE_DIR [--wipe]     stop it (SIGTERM, then SIGKILL); --wipe also removes STATE_DIR
+#   JAEGER_LISTEN_HOST=10.244.0.1 jaeger.sh up STATE_DIR    both on the real node's bridge address, where its pods reach it
 #
 # Both are idempotent. Nothing else listens: no gRPC receiver, no Jaeger or Zipkin receiver, no
 # sampling or health endpoint, the collector's own metrics are off (its default is port 8888), and
@@ -20,7 +21,8 @@ die() { log "ERROR: $*"; exit 1; }
 
 [[ $# -ge 2 && ( $1 == up || $1 == down ) ]] || die "usage: jaeger.sh up STATE_DIR | jaeger.sh down STATE_DIR [--wipe]"
 ACTION="$1" STATE="$2" WIPE="${3:-}"
-HOST=127.0.0.1
+HOST="${JAEGER_LISTEN_HOST:-127.0.0.1}"
+[[ $HOST =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || die "JAEGER_LISTEN_HOST=$HOST is not an IPv4 address"
 PID_FILE="$STATE/jaeger.pid" PORTS_FILE="$STATE/jaeger.ports"
 
 # shellcheck source=lib/test-server.sh

@@ -252,6 +252,24 @@ export function startFerretDBOnBridge(): { uri: string; stop: () => void } {
   return { uri: last.slice('MONGODB_URI='.length), stop: () => void spawnSync(script, ['down', state, '--wipe']) };
 }
 
+/**
+ * Jaeger (test/cluster/jaeger.sh) on the node's bridge address, where the chart's pods send their
+ * spans (tracing.otlpEndpoint) and the test reads them back. Its own STATE_DIR, wiped by stop().
+ */
+export function startJaegerOnBridge(): { otlpEndpoint: string; otlpPort: number; query: string; stop: () => void } {
+  const script = `${REPO}test/cluster/jaeger.sh`;
+  const state = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-jaeger-node-'));
+  const up = spawnSync(script, ['up', state], { env: { ...process.env, JAEGER_LISTEN_HOST: NODE_BRIDGE }, encoding: 'utf8' });
+  const lines = up.stdout.trim().split('\n');
+  const otlp = lines.find((line) => line.startsWith('VIEWFINDER_TEST_OTLP_ENDPOINT='))?.split('=')[1];
+  const query = lines.find((line) => line.startsWith('VIEWFINDER_TEST_JAEGER_QUERY='))?.split('=')[1];
+  if (up.status !== 0 || !otlp || !query) {
+    spawnSync(script, ['down', state, '--wipe']);
+    throw new Error(`jaeger.sh up on ${NODE_BRIDGE} failed (${up.status}):\n${up.stdout}${up.stderr}`);
+  }
+  return { otlpEndpoint: otlp, otlpPort: Number(new URL(otlp).port), query, stop: () => void spawnSync(script, ['down', state, '--wipe']) };
+}
+
 /** A Secret of string data in a namespace (kubectl create secret generic). */
 export function createSecret(namespace: string, name: string, data: Record<string, string>): void {
   const created = kubectl(['create', 'secret', 'generic', name, '--namespace', namespace, ...Object.entries(data).map(([key, value]) => `--from-literal=${key}=${value}`)]);

@@ -12,10 +12,18 @@ interface Panel {
   type: string;
   title: string;
   datasource?: { uid?: string };
-  targets?: { expr: string; refId: string }[];
+  targets?: { expr: string; refId: string; exemplar?: boolean }[];
+  fieldConfig?: { defaults?: { links?: { title: string; url: string; targetBlank?: boolean }[] } };
 }
 
-const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { uid: string; title: string; panels: Panel[]; templating: { list: { name: string; type: string }[] } };
+interface Variable {
+  name: string;
+  type: string;
+  query?: string;
+  current?: { value?: string };
+}
+
+const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { uid: string; title: string; panels: Panel[]; templating: { list: Variable[] } };
 const graphs = dashboard.panels.filter((panel) => panel.type !== 'row');
 const expressions = graphs.flatMap((panel) => (panel.targets ?? []).map((target) => ({ panel: panel.title, expr: target.expr })));
 
@@ -47,6 +55,29 @@ describe('Grafana dashboard (charts/viewfinder/files/grafana-dashboard.json)', (
     expect(all).to.include('viewfinder_browser_restarts_total');
     expect(all).to.include('viewfinder_rate_limited_total');
     expect(all).to.include('sum by (reason) (rate(viewfinder_auth_failures_total');
+  });
+
+  it("shows the exemplars of the capture latency and links from it to the traces of the time range, through a traces_url variable empty by default", () => {
+    const panel = graphs.find((candidate) => candidate.title === 'Capture latency by profile')!;
+    const withExemplars = (panel.targets ?? []).filter((target) => target.exemplar === true);
+    expect(withExemplars.map((target) => target.expr)).to.deep.equal([
+      'histogram_quantile(0.99, sum by (le, profile) (rate(viewfinder_capture_duration_seconds_bucket{outcome="success"}[$__rate_interval])))',
+    ]);
+    const variable = dashboard.templating.list.find((candidate) => candidate.name === 'traces_url');
+    expect(variable).to.include({ type: 'textbox', query: '' });
+    expect(variable?.current?.value).to.equal('');
+    const links = panel.fieldConfig?.defaults?.links ?? [];
+    expect(links).to.have.length(1);
+    // The Jaeger UI's search: the API's traces between the dashboard's from and to (ms, Jaeger wants µs).
+    const url = new URL(links[0]!.url.replace('${traces_url}', 'https://jaeger.example'));
+    expect(url.pathname).to.equal('/search');
+    expect(Object.fromEntries(url.searchParams)).to.deep.equal({ service: 'viewfinder-api', lookback: 'custom', start: '${__from}000', end: '${__to}000', limit: '20' });
+    expect(links[0]!.targetBlank).to.equal(true);
+    // Only the latency panels ask for exemplars, and the link is the only data link.
+    for (const other of graphs.filter((candidate) => !['Capture latency by profile', 'Request latency (API)'].includes(candidate.title))) {
+      expect((other.targets ?? []).some((target) => target.exemplar), other.title).to.equal(false);
+      expect(other.fieldConfig?.defaults?.links, other.title).to.equal(undefined);
+    }
   });
 
   it('queries only metrics that the services register', async () => {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { createRegistry } from '../../lib/metrics.ts';
+import { Histogram } from 'prom-client';
+import { createLatencyHistogram, createRegistry, observeTraced, openMetricsText, startTracedTimer } from '../../lib/metrics.ts';
 import { createApp } from '../../services/api/src/app.ts';
 import { apiRegistry, instrumentStore } from '../../services/api/src/metrics.ts';
 import { instrumentRenderer, outcomeOf } from '../../services/renderer/src/metrics.ts';
@@ -93,6 +94,84 @@ describe('GET /metrics of the API (in-process renderer)', () => {
     expect(text).to.match(/^# TYPE viewfinder_rate_limited_total counter$/m);
     expect(text).to.match(/^viewfinder_rate_limited_total \d+$/m);
     expect(text).to.match(/^# TYPE viewfinder_store_operation_duration_seconds histogram$/m);
+  });
+});
+
+describe('GET /metrics: Prometheus text format or OpenMetrics, by the Accept header', () => {
+  let app: ReturnType<typeof createApp>;
+  before(async () => {
+    app = createApp({ config: testConfig({ API_KEY }), renderer: await sharedRenderer(), logger: silentLogger });
+  });
+  const scrape = (accept?: string) => {
+    const get = request(app.callback()).get('/metrics');
+    return accept === undefined ? get : get.set('Accept', accept);
+  };
+
+  it("answers Prometheus's text format without an Accept header, to */*, to text/plain and to an OpenMetrics version it does not write", async () => {
+    for (const accept of [undefined, '*/*', 'text/plain', 'text/plain;version=0.0.4', 'application/openmetrics-text;version=0.0.1', 'application/json']) {
+      const response = await scrape(accept);
+      expect(response.status, String(accept)).to.equal(200);
+      expect(response.headers['content-type'], String(accept)).to.equal('text/plain; version=0.0.4; charset=utf-8');
+      expect(response.text, String(accept)).to.not.include('# EOF');
+    }
+  });
+
+  it('answers OpenMetrics 1.0.0 to the Accept header of Prometheus, which prefers it, and to a bare application/openmetrics-text', async () => {
+    for (const accept of ['application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1', 'application/openmetrics-text']) {
+      const response = await scrape(accept);
+      expect(response.headers['content-type']).to.equal('application/openmetrics-text; version=1.0.0; charset=utf-8');
+      const text = String(response.text ?? response.body);
+      expect(text.endsWith('\n# EOF\n')).to.equal(true);
+      // A counter is a family without _total whose sample has it.
+      expect(text).to.include('# TYPE viewfinder_auth_failures counter\n');
+      expect(text).to.match(/^viewfinder_auth_failures_total\{reason="missing_key"\} \d+$/m);
+    }
+  });
+
+  it('leaves the Prometheus text format as it was after an OpenMetrics scrape: counters keep their _total names', async () => {
+    const before = (await scrape()).text;
+    await scrape('application/openmetrics-text');
+    const after = (await scrape()).text;
+    expect(after).to.include('# TYPE viewfinder_auth_failures_total counter\n');
+    const counters = (text: string) => [...text.matchAll(/^# TYPE (\S+) counter$/gm)].map((match) => match[1]);
+    expect(counters(after)).to.deep.equal(counters(before));
+    for (const name of counters(after)) expect(name).to.match(/_total$/);
+  });
+});
+
+describe('latency histograms with exemplars (createLatencyHistogram), tracing off', () => {
+  const config = { name: 'viewfinder_test_latency_seconds', help: 'A latency.', labelNames: ['route'] as const, buckets: [0.1, 0.5, 1] };
+  const observations: [string, number][] = [['/a', 0.05], ['/a', 0.7], ['/b', 3], ['/a', 0.3]];
+
+  it("prints, in Prometheus's text format, byte for byte what a plain prom-client histogram prints for the same observations", async () => {
+    const plainRegistry = createRegistry({ processMetrics: false });
+    const plain = new Histogram({ ...config, registers: [plainRegistry] });
+    const tracedRegistry = createRegistry({ processMetrics: false });
+    const traced = createLatencyHistogram(config, tracedRegistry);
+    for (const [route, seconds] of observations) {
+      plain.observe({ route }, seconds);
+      observeTraced(traced, { route }, seconds);
+    }
+    const stopPlain = plain.startTimer({ route: '/c' });
+    const stopTraced = startTracedTimer(traced, { route: '/c' });
+    plain.observe({ route: '/c' }, 0.25);
+    observeTraced(traced, { route: '/c' }, 0.25);
+    stopPlain();
+    stopTraced();
+    // The timers measured different durations: compare everything but the /c series' sum.
+    const withoutTimedSum = (text: string) => text.replace(/^viewfinder_test_latency_seconds_sum\{route="\/c"\} .*$/m, '');
+    const plainText = await plainRegistry.metrics();
+    expect(withoutTimedSum(await tracedRegistry.metrics())).to.equal(withoutTimedSum(plainText));
+    expect(plainText).to.match(/^viewfinder_test_latency_seconds_bucket\{le="0.5",route="\/a"\} 2$/m);
+  });
+
+  it('keeps no exemplar when no span records: its OpenMetrics has none either', async () => {
+    const registry = createRegistry({ processMetrics: false });
+    const traced = createLatencyHistogram(config, registry);
+    for (const [route, seconds] of observations) observeTraced(traced, { route }, seconds);
+    const text = await openMetricsText(registry);
+    expect(text).to.match(/^viewfinder_test_latency_seconds_bucket\{le="1",route="\/a"\} 3$/m);
+    expect(text).to.not.include('#{').and.not.include(' # {');
   });
 });
 

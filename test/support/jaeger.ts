@@ -72,9 +72,9 @@ export interface JaegerTrace {
   processes: Record<string, { serviceName: string; tags: JaegerTag[] }>;
 }
 
-/** Every trace Jaeger holds with a span of `service` (GET /api/traces). */
-export async function tracesOf(service: string): Promise<JaegerTrace[]> {
-  const url = new URL('/api/traces', JAEGER_QUERY);
+/** Every trace Jaeger holds with a span of `service` (GET /api/traces); `query`: another Jaeger's query API. */
+export async function tracesOf(service: string, query = JAEGER_QUERY): Promise<JaegerTrace[]> {
+  const url = new URL('/api/traces', query);
   url.searchParams.set('service', service);
   url.searchParams.set('limit', '100');
   url.searchParams.set('lookback', '1h');

@@ -26,6 +26,12 @@ export interface PrometheusAlert {
   value: string;
 }
 
+/** One series' exemplars, as GET /api/v1/query_exemplars lists them. */
+export interface PrometheusExemplars {
+  seriesLabels: Record<string, string>;
+  exemplars: { labels: Record<string, string>; value: string; timestamp: number }[];
+}
+
 export interface PrometheusProcess {
   base: string;
   /** Everything Prometheus wrote so far. */
@@ -34,6 +40,8 @@ export interface PrometheusProcess {
   query(promql: string): Promise<PrometheusSample[]>;
   /** The active (pending or firing) alerts, as GET /api/v1/alerts lists them. */
   alerts(): Promise<PrometheusAlert[]>;
+  /** GET /api/v1/query_exemplars for `promql` over the last hour (needs the exemplar-storage feature flag). */
+  exemplars(promql: string): Promise<PrometheusExemplars[]>;
   /** Polls `promql` until its samples satisfy `accept` (up to a minute), then returns them. */
   eventually(promql: string, accept: (samples: PrometheusSample[]) => boolean): Promise<PrometheusSample[]>;
   close(): Promise<void>;
@@ -48,8 +56,11 @@ export function scrapeEverySecond(jobs: Record<string, string[]>): object {
   };
 }
 
-/** Starts Prometheus with `config` (global, rule_files, scrape_configs...) and waits for /-/ready. */
-export async function startPrometheus(config: object): Promise<PrometheusProcess> {
+/**
+ * Starts Prometheus with `config` (global, rule_files, scrape_configs...) and waits for /-/ready;
+ * `features` are --enable-feature flags (exemplar-storage).
+ */
+export async function startPrometheus(config: object, features: string[] = []): Promise<PrometheusProcess> {
   const version = spawnSync('prometheus', ['--version'], { encoding: 'utf8' });
   if (version.error) throw new Error(`prometheus is not on PATH (${version.error.message}); \`make test\` installs Debian's prometheus package`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-prometheus-'));
@@ -58,7 +69,7 @@ export async function startPrometheus(config: object): Promise<PrometheusProcess
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(
     'prometheus',
-    [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn', ...features.map((feature) => `--enable-feature=${feature}`)],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -94,6 +105,10 @@ export async function startPrometheus(config: object): Promise<PrometheusProcess
     output: () => output,
     query,
     alerts: async () => (await get<{ alerts: PrometheusAlert[] }>('/api/v1/alerts')).alerts,
+    exemplars: async (promql) => {
+      const end = Date.now() / 1000;
+      return get<PrometheusExemplars[]>(`/api/v1/query_exemplars?query=${encodeURIComponent(promql)}&start=${end - 3600}&end=${end}`);
+    },
     async eventually(promql, accept) {
       let last: PrometheusSample[] = [];
       for (let attempt = 0; attempt < 120; attempt++) {

@@ -4,7 +4,7 @@
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { HttpError } from '../../../lib/errors.ts';
-import { followTotal } from '../../../lib/metrics.ts';
+import { createLatencyHistogram, followTotal, startTracedTimer } from '../../../lib/metrics.ts';
 import { PROFILE_NAMES } from './capture/profiles.ts';
 import type { CaptureOptions, CaptureRequest, CaptureResult, Renderer } from './renderer.ts';
 
@@ -20,13 +20,16 @@ const CAPTURE_LABELS = ['profile', 'outcome'] as const;
 
 /** Registers the capture metrics in `registry` and returns a Renderer that records every capture. */
 export function instrumentRenderer(renderer: Renderer, registry: Registry): Renderer {
-  const captureDuration = new Histogram({
-    name: 'viewfinder_capture_duration_seconds',
-    help: 'Time a capture took in the renderer, from admission (queue included) to PNG, by profile and outcome.',
-    labelNames: CAPTURE_LABELS,
-    buckets: [0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 8, 12, 20, 30, 45, 60],
-    registers: [registry],
-  });
+  // With the trace id of a traced capture as an exemplar (lib/metrics.ts).
+  const captureDuration = createLatencyHistogram(
+    {
+      name: 'viewfinder_capture_duration_seconds',
+      help: 'Time a capture took in the renderer, from admission (queue included) to PNG, by profile and outcome.',
+      labelNames: CAPTURE_LABELS,
+      buckets: [0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 8, 12, 20, 30, 45, 60],
+    },
+    registry,
+  );
   const captureWait = new Histogram({
     name: 'viewfinder_capture_wait_seconds',
     help: 'Time a successful capture waited between the page load event and the screenshot (the wait option or the smart wait).',
@@ -54,7 +57,7 @@ export function instrumentRenderer(renderer: Renderer, registry: Registry): Rend
     stats: () => renderer.stats(),
     close: () => renderer.close(),
     async capture(request: CaptureRequest, options: CaptureOptions = {}): Promise<CaptureResult> {
-      const stopTimer = captureDuration.startTimer({ profile: request.quality });
+      const stopTimer = startTracedTimer(captureDuration, { profile: request.quality });
       try {
         const result = await renderer.capture(request, options);
         stopTimer({ outcome: 'success' });

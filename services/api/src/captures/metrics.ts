@@ -2,7 +2,8 @@
  * Metrics of asynchronous captures and their webhooks, in the API's registry. Jobs by state are
  * counted in the store when Prometheus scrapes, so every replica reports the same shared queue.
  */
-import { Counter, Gauge, Histogram } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
+import { createLatencyHistogram, observeTraced } from '../../../../lib/metrics.ts';
 import { JOB_STATES } from '../../../../lib/store/jobs.ts';
 import type { JobStore } from '../../../../lib/store/jobs.ts';
 import { apiRegistry } from '../metrics.ts';
@@ -37,16 +38,19 @@ export function reportJobCounts(store: JobStore): void {
 
 const OUTCOME = ['outcome'] as const;
 
-const captureLatency = new Histogram({
-  name: 'viewfinder_async_capture_duration_seconds',
-  help: 'Time from the submit of an asynchronous capture to its final outcome (queueing and retries included), by outcome.',
-  labelNames: OUTCOME,
-  buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600],
-  registers: [apiRegistry],
-});
+// Latency histograms keep the trace id of a traced observation as an exemplar (lib/metrics.ts).
+const captureLatency = createLatencyHistogram(
+  {
+    name: 'viewfinder_async_capture_duration_seconds',
+    help: 'Time from the submit of an asynchronous capture to its final outcome (queueing and retries included), by outcome.',
+    labelNames: OUTCOME,
+    buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600],
+  },
+  apiRegistry,
+);
 
 export function recordAsyncCaptureDone(outcome: 'succeeded' | 'failed', submittedAt: Date): void {
-  captureLatency.observe({ outcome }, Math.max(0, (Date.now() - submittedAt.getTime()) / 1000));
+  observeTraced(captureLatency, { outcome }, Math.max(0, (Date.now() - submittedAt.getTime()) / 1000));
 }
 
 export const WEBHOOK_OUTCOMES = ['delivered', 'failed', 'refused'] as const;
@@ -60,15 +64,17 @@ const webhookDeliveries = new Counter({
 });
 for (const outcome of WEBHOOK_OUTCOMES) webhookDeliveries.inc({ outcome }, 0);
 
-const webhookLatency = new Histogram({
-  name: 'viewfinder_webhook_delivery_duration_seconds',
-  help: 'Time of one webhook delivery attempt, from resolving the target to its answer, by outcome.',
-  labelNames: OUTCOME,
-  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-  registers: [apiRegistry],
-});
+const webhookLatency = createLatencyHistogram(
+  {
+    name: 'viewfinder_webhook_delivery_duration_seconds',
+    help: 'Time of one webhook delivery attempt, from resolving the target to its answer, by outcome.',
+    labelNames: OUTCOME,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  },
+  apiRegistry,
+);
 
 export function recordWebhookDelivery(outcome: WebhookOutcome, seconds: number): void {
   webhookDeliveries.inc({ outcome });
-  webhookLatency.observe({ outcome }, seconds);
+  observeTraced(webhookLatency, { outcome }, seconds);
 }
