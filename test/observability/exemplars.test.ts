@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { expectEventually } from '../support/eventually.ts';
 import { startFixtureServer, type FixtureServer } from '../support/fixture-server.ts';
-import { NO_JAEGER, otelEnv, otelPackagesMissing, parentOf, spanTree, tracesOf, uniqueServiceName, type JaegerTrace } from '../support/jaeger.ts';
+import { jaegerMissing, otelEnv, otelPackagesMissing, parentOf, spanTree, tracesOf, uniqueServiceName, type JaegerTrace } from '../support/jaeger.ts';
 import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../support/processes.ts';
 import { scrapeEverySecond, startPrometheus, type PrometheusProcess } from '../support/prometheus.ts';
 
@@ -28,8 +28,13 @@ describe('exemplars: the latency histograms lead to the capture\'s trace (real P
   let trace: JaegerTrace;
   const services = { api: uniqueServiceName('vf-exemplar-api'), renderer: uniqueServiceName('vf-exemplar-renderer') };
 
+  let why: string | undefined;
   before(async function () {
-    const why = NO_JAEGER ?? (await otelPackagesMissing());
+    // A Jaeger still building in the background (a cold cache) is waited for, however long it takes.
+    this.timeout(0);
+    why = (await jaegerMissing()) ?? (await otelPackagesMissing());
+  });
+  before(async function () {
     if (why) {
       console.log(`      (skipped: ${why})`);
       this.skip();
