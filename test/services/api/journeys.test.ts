@@ -331,10 +331,10 @@ describe('journeys: steps in real Chromium, every navigation through the guard',
     });
   });
 
-  describe('hosted: render links refuse steps; a restricted key\'s domains hold for goto steps', () => {
+  describe('hosted: render links refuse steps; a restricted key\'s domains hold for every step; asynchronous captures take steps', () => {
     let hosted: HostedHarness;
     before(async () => {
-      hosted = await startHosted({ renderer, env: ENV });
+      hosted = await startHosted({ renderer, env: { ...ENV, JOB_POLL_INTERVAL_MS: '50' }, captures: true });
     });
     after(() => hosted.close());
 
@@ -357,6 +357,30 @@ describe('journeys: steps in real Chromium, every navigation through the guard',
       expect(secret.hits()).to.equal(0);
       const allowed = await hosted.api(restricted.body.key).post('/api/screenshot', { url: `${site.origin}/login`, removeAds: false, credentials: { password: PASSWORD }, steps: SIGN_IN });
       expect(allowed.status, JSON.stringify(allowed.body).slice(0, 300)).to.equal(200);
+    });
+
+    it('a restricted key\'s journey that follows a link off its domains fails that step (the domain refusal), and the link\'s host gets no request', async () => {
+      const created = await hosted.api(hosted.fullKey).post('/api/sites', { allowedDomains: ['127.0.0.2'] });
+      const restricted = await hosted.api(hosted.fullKey).post('/api/keys', { name: 'r2', siteId: created.body.id, restrictDomains: true });
+      const response = await hosted.api(restricted.body.key).post('/api/screenshot', { url: `${site.origin}/login`, removeAds: false, credentials: { password: PASSWORD }, steps: [...SIGN_IN, { action: 'click', selector: '#leak' }] });
+      expect(response.status, JSON.stringify(response.body).slice(0, 300)).to.equal(422);
+      expect(response.body.journey.steps[4]).to.include({ status: 'failed', reason: 'navigation-refused' });
+      expect(response.body.error).to.equal('Step 5 of 5 (click "#leak") failed: the navigation was refused: Domain not allowed: 127.0.0.1 is not among the allowed domains (the page navigated there)');
+      expect(secret.hits()).to.equal(0);
+    });
+
+    it('an asynchronous capture (POST /api/captures) runs the journey and its status holds the step report', async () => {
+      const created = await hosted.api(hosted.fullKey).post('/api/sites', { allowedDomains: [] });
+      const submitted = await hosted.api(hosted.fullKey).post('/api/captures', { site_id: created.body.id, url: `${site.origin}/login`, removeAds: false, credentials: { password: PASSWORD }, steps: SIGN_IN });
+      expect(submitted.status, JSON.stringify(submitted.body)).to.equal(202);
+      let status: request.Response | undefined;
+      await eventually('the capture ends', async () => {
+        status = await hosted.api(hosted.fullKey).get(`/api/captures/${submitted.body.id}`);
+        return status.body.status === 'succeeded' || status.body.status === 'failed';
+      }, 30_000);
+      expect(status!.body.status, JSON.stringify(status!.body).slice(0, 300)).to.equal('succeeded');
+      expect(status!.body.result.journey.steps.map((step: { status: string }) => step.status)).to.deep.equal(['ok', 'ok', 'ok', 'ok']);
+      expect(JSON.stringify(status!.body)).to.not.include(PASSWORD);
     });
   });
 });
