@@ -92,6 +92,17 @@ async function startJourneySite(secretPort: () => number) {
             '#items{display:none}#menu:hover #items{display:block}',
           ),
         );
+      // Needs no sign-in: a long page, a spinner that goes, a box ticked already, a request that ends late.
+      case '/widgets':
+        return send(
+          html(
+            `<div id="spinner" style="width:50px;height:50px;background:#00f">loading</div><label><input id="news" type="checkbox" checked> news</label>` +
+              `<div style="height:3000px"></div><div id="bottom" class="ok" style="height:720px"></div>` +
+              `<script>setTimeout(() => document.getElementById('spinner').remove(), 300); setTimeout(() => fetch('/slow'), 200);</script>`,
+          ),
+        );
+      case '/slow':
+        return void setTimeout(() => res.writeHead(204).end(), 300);
       case '/detail':
         if (!signedIn) return redirect('/login');
         return send(html('<p id="done">Order detail</p><script>document.body.className = "ok"</script>'));
@@ -206,6 +217,27 @@ describe('journeys: steps in real Chromium, every navigation through the guard',
       expect(response.status).to.equal(422);
       expect(response.body.journey.steps[0]).to.include({ action: 'goto', status: 'failed', reason: 'navigation-refused' });
       expect(secret.hits()).to.equal(0);
+    });
+
+    it('scroll, waitFor hidden and networkIdle, uncheck; an unknown key fails its step (action-failed)', async () => {
+      const response = await api.post({
+        url: `${site.origin}/widgets`,
+        removeAds: false,
+        steps: [
+          { action: 'waitFor', selector: '#spinner', state: 'hidden' },
+          { action: 'waitFor', networkIdle: true },
+          { action: 'uncheck', selector: '#news' },
+          { action: 'scroll', y: 500 },
+          { action: 'scroll', selector: '#bottom' },
+        ],
+      });
+      expectOk(response);
+      expect(response.body.journey.steps.map((step: { status: string }) => step.status)).to.deep.equal(['ok', 'ok', 'ok', 'ok', 'ok']);
+      expect(near(colourAt(response.body.image, 640, 360), GREEN), 'scrolled to the green block').to.equal(true);
+      const key = await api.post({ url: `${site.origin}/widgets`, removeAds: false, steps: [{ action: 'press', key: 'NotAKey' }] });
+      expect(key.status).to.equal(422);
+      expect(key.body.error).to.equal('Step 1 of 1 (press NotAKey) failed: "NotAKey" is not a key name (e.g. Enter, Tab, ArrowDown, a)');
+      expect(key.body.journey.steps[0]).to.include({ reason: 'action-failed' });
     });
 
     it('bad steps answer 400 with every mistake joined by "; ", naming the step and never a value', async () => {
