@@ -101,6 +101,11 @@ async function startJourneySite(secretPort: () => number) {
               `<script>setTimeout(() => document.getElementById('spinner').remove(), 300); setTimeout(() => fetch('/slow'), 200);</script>`,
           ),
         );
+      // A GET form: what is typed ends up in the next page's URL.
+      case '/search':
+        return send(html('<form action="/results"><input id="q" name="q"></form>'));
+      case '/results':
+        return send(html(`<p id="results">results</p><script>console.log(location.href)</script>`));
       case '/slow':
         return void setTimeout(() => res.writeHead(204).end(), 300);
       case '/detail':
@@ -238,6 +243,22 @@ describe('journeys: steps in real Chromium, every navigation through the guard',
       expect(key.status).to.equal(422);
       expect(key.body.error).to.equal('Step 1 of 1 (press NotAKey) failed: "NotAKey" is not a key name (e.g. Enter, Tab, ArrowDown, a)');
       expect(key.body.journey.steps[0]).to.include({ reason: 'action-failed' });
+    });
+
+    it('a typed value the page echoes (a GET form\'s URL, a console line) is redacted from the page report and from a step\'s error', async () => {
+      const typed = 'typed-secret-query';
+      const steps = [
+        { action: 'fill', selector: '#q', value: typed },
+        { action: 'press', selector: '#q', key: 'Enter' },
+        { action: 'waitFor', selector: '#results' },
+      ];
+      const reported = await api.post({ url: `${site.origin}/search`, removeAds: false, report: true, steps });
+      expectOk(reported);
+      expect(JSON.stringify(reported.body.report)).to.include('[redacted]');
+      const failed = await api.post({ url: `${site.origin}/search`, removeAds: false, steps: [...steps, { action: 'waitFor', url: '*/elsewhere', timeout: 300 }] });
+      expect(failed.status).to.equal(422);
+      expect(failed.body.error).to.match(/^Step 4 of 4 \(waitFor "\*\/elsewhere"\) failed: the page's URL did not match "\*\/elsewhere" within 300 ms \(it is "http:\/\/127\.0\.0\.2:\d+\/results\?q=\[redacted\]"\)$/);
+      for (const body of [reported.body, failed.body]) expect(JSON.stringify(body)).to.not.include(typed);
     });
 
     it('bad steps answer 400 with every mistake joined by "; ", naming the step and never a value', async () => {

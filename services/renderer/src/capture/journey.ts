@@ -13,6 +13,7 @@ import { TimeoutError, type HTTPRequest, type KeyInput, type Page } from 'puppet
 import { Forbidden, HttpError, JourneyFailed } from '../../../../lib/errors.ts';
 import { DEFAULT_STEP_TIMEOUT_MS, type JourneyStep } from './journey-steps.ts';
 import { sleep } from './sleep.ts';
+import { redact, secretsOf } from '../report/bounded.ts';
 import { waitAtMost } from './wait-at-most.ts';
 
 /** What the journey needs of the capture's guard (pool.ts builds it from the network guard, the domain scope and the navigation watch). */
@@ -67,8 +68,9 @@ const NAVIGATION_GRACE_MS = 150;
 const FAILURE_PICTURE_MS = 3000;
 
 export async function runJourney(page: Page, steps: readonly JourneyStep[], guard: JourneyGuard, signal?: AbortSignal): Promise<JourneyOutcome> {
-  const secrets = steps.flatMap((step) => (step.action === 'fill' && step.value ? [step.value] : []));
-  const scrub = (text: string) => secrets.reduce((clean, secret) => clean.replaceAll(secret, '[redacted]'), text);
+  // The same rule as the page report's: what the request sent, fill values included, never comes back.
+  const secrets = secretsOf({ url: '', steps: [...steps] });
+  const scrub = (text: string) => redact(text, secrets);
   const report: StepReport[] = steps.map((step) => ({ ...describeStep(step), status: 'skipped' }));
   const captures: JourneyCapture[] = [];
   for (const [i, step] of steps.entries()) {
