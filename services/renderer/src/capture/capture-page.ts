@@ -296,8 +296,9 @@ async function waitUntilReady(
     await sleep(request.wait, signal);
     return started + limits.smartWait.maxMs;
   }
-  // An html document has no address to learn hints for: it gets the full cap.
-  const hinted = request.html === undefined;
+  // An html document has no address to learn hints for, and after a journey the page is not the
+  // URL's: either gets the full cap, and teaches the hints nothing.
+  const hinted = request.html === undefined && request.steps === undefined;
   const deadline = started + (hinted ? limits.settleHints.capFor(request.url, MIN_HINTED_WAIT_MS, limits.smartWait.maxMs) : limits.smartWait.maxMs);
   await smartWait(page, network, { ...limits.smartWait, calmFrames }, deadline, wholeDocument(request));
   if (hinted) limits.settleHints.record(request.url, performance.now() - started);
