@@ -106,6 +106,9 @@ async function startJourneySite(secretPort: () => number) {
         return send(html('<form action="/results"><input id="q" name="q"></form>'));
       case '/results':
         return send(html(`<p id="results">results</p><script>console.log(location.href)</script>`));
+      // Its button freezes the page's main thread for good: nothing in the page answers afterwards.
+      case '/freeze':
+        return send(html('<button id="freeze" style="width:200px;height:50px" onclick="setTimeout(() => { for (;;) {} }, 50)">freeze</button>'));
       case '/slow':
         return void setTimeout(() => res.writeHead(204).end(), 300);
       case '/detail':
@@ -289,6 +292,19 @@ describe('journeys: steps in real Chromium, every navigation through the guard',
       expect(selector.body).to.deep.equal({ success: false, error: 'steps[0].selector is not a valid CSS selector: "#1st"' });
       const tooMany = await api.post({ url: `${site.origin}/login`, steps: Array.from({ length: 51 }, () => ({ action: 'hover', selector: 'body' })) });
       expect(tooMany.body.error).to.equal('steps must be a list of at most 50 steps, each an object whose "action" is one of goto, fill, click, press, select, check, uncheck, hover, scroll, waitFor, capture');
+    });
+  });
+
+  describe('a step bounded by its timeout even when the page stops answering', () => {
+    it('a capture step on a frozen page fails at its timeout (422, reason timeout), well before the capture deadline', async () => {
+      const app = createApp({ config: testConfig(ENV), renderer, logger: silentLogger });
+      const response = await request(app.callback())
+        .post('/screenshot')
+        .set('Content-Type', 'application/json')
+        .send({ url: `${site.origin}/freeze`, removeAds: false, steps: [{ action: 'click', selector: '#freeze' }, { action: 'capture', name: 'frozen', timeout: 1000 }] });
+      expect(response.status, JSON.stringify(response.body).slice(0, 300)).to.equal(422);
+      expect(response.body.error).to.equal('Step 2 of 2 (capture "frozen") failed: it did not finish within its timeout of 1000 ms');
+      expect(response.body.journey.steps[1]).to.include({ status: 'failed', reason: 'timeout' });
     });
   });
 

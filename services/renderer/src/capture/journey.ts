@@ -78,7 +78,7 @@ export async function runJourney(page: Page, steps: readonly JourneyStep[], guar
     const deadline = started + (step.timeout ?? DEFAULT_STEP_TIMEOUT_MS);
     const entry = report[i]!;
     try {
-      const picture = await runStep(page, step, deadline, guard, signal);
+      const picture = await withinTimeout(runStep(page, step, deadline, guard, signal), deadline, started);
       if (picture) captures.push({ name: (step as { name: string }).name, image: picture });
       // A navigation the step caused may have been refused or failed meanwhile, even if the step itself went through.
       const refused = await guard.failure();
@@ -152,6 +152,30 @@ async function asStepFailure(err: unknown, step: JourneyStep, deadline: number, 
   if (step.action === 'press' && /Unknown key/i.test(message)) return new StepFailure('action-failed', `${JSON.stringify(step.key)} is not a key name (e.g. Enter, Tab, ArrowDown, a)`);
   return new StepFailure('action-failed', message.slice(0, 300));
 }
+
+/**
+ * `work`, or a timeout failure once the step's time is up: each step's waits are bounded already,
+ * and this bounds what is not (a click, a picture on a page that stopped answering), so that no step
+ * outlives its timeout by more than a moment.
+ */
+async function withinTimeout<T>(work: Promise<T>, deadline: number, started: number): Promise<T> {
+  // The waits inside the step report their own failure first; this is the backstop.
+  const backstopMs = Math.max(0, deadline - performance.now()) + STEP_BACKSTOP_GRACE_MS;
+  const timer = new AbortController();
+  const expired = sleep(backstopMs, timer.signal).then(
+    () => Promise.reject(new StepFailure('timeout', `it did not finish within its timeout of ${Math.round(deadline - started)} ms`)),
+    () => new Promise<never>(() => undefined),
+  );
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    timer.abort();
+  }
+}
+
+/** How long past its timeout a step's own waits have to fail before the backstop does. */
+const STEP_BACKSTOP_GRACE_MS = 1000;
 
 const remaining = (deadline: number) => Math.max(1, Math.round(deadline - performance.now()));
 
