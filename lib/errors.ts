@@ -100,6 +100,26 @@ export class TooManyRequests extends HttpError {
   }
 }
 
+/**
+ * A capture's journey (steps) stopped at a step: 422, the request was understood but the page did
+ * not let it be done. The body is the usual error shape plus the step report (`journey`) and the
+ * picture of the page when the step failed (`image`, a data URI), so that the client sees why.
+ */
+export class JourneyFailed extends HttpError {
+  readonly journey: Record<string, unknown>;
+  readonly image: string | undefined;
+
+  constructor(message: string, journey: Record<string, unknown>, image?: string) {
+    super(422, message);
+    this.journey = journey;
+    this.image = image;
+  }
+
+  override toBody(): ErrorBody & { journey: Record<string, unknown>; image?: string } {
+    return { success: false, error: this.message, journey: this.journey, ...(this.image !== undefined ? { image: this.image } : {}) };
+  }
+}
+
 export class CaptureFailed extends HttpError {
   constructor(message = 'Screenshot generation failed') {
     super(500, message);

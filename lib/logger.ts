@@ -16,6 +16,11 @@ const REDACTED_PATHS = [
   'key',
   'secret',
   'token',
+  // A journey's credentials and what its fill steps type (docs/capture-options.md, "steps").
+  'credentials',
+  'request.credentials',
+  'steps[*].value',
+  'request.steps[*].value',
 ];
 
 export function createLogger(options: { level?: string; name?: string } = {}, destination?: DestinationStream): Logger {

@@ -81,6 +81,35 @@ type CaptureOptions struct {
 	// Report asks for the page report beside the image (Create only: not with CreateImage, Submit
 	// or a render link).
 	Report *ReportOptions `json:"report,omitempty"`
+	// Steps is a journey: actions done after the page has loaded, before the picture
+	// (docs/capture-options.md, "steps"). They cannot ride in a render link.
+	Steps []JourneyStep `json:"steps,omitempty"`
+	// StepCredentials are named secrets that fill steps type with ValueFrom; write-only.
+	StepCredentials map[string]string `json:"credentials,omitempty"`
+}
+
+// JourneyStep is one step of a journey: Action and the fields it takes.
+type JourneyStep struct {
+	Action   string `json:"action"`
+	Selector string `json:"selector,omitempty"`
+	URL      string `json:"url,omitempty"`
+	// Value is what a fill types (a pointer: "" clears a field) or the option a select chooses.
+	Value       *string  `json:"value,omitempty"`
+	ValueFrom   string   `json:"valueFrom,omitempty"`
+	Values      []string `json:"values,omitempty"`
+	Key         string   `json:"key,omitempty"`
+	State       string   `json:"state,omitempty"`
+	X           *int     `json:"x,omitempty"`
+	Y           *int     `json:"y,omitempty"`
+	NetworkIdle bool     `json:"networkIdle,omitempty"`
+	Name        string   `json:"name,omitempty"`
+	// Timeout is in milliseconds (5000 when 0).
+	Timeout int `json:"timeout,omitempty"`
+}
+
+// String hides a fill's value, so that printing a step never shows it.
+func (s JourneyStep) String() string {
+	return fmt.Sprintf("{%s %s}", s.Action, s.Selector)
 }
 
 // VisitOptions are how the browser visits the page, for a capture as for a monitor's page.
@@ -167,6 +196,9 @@ type Screenshot struct {
 	SiteID           string  `json:"site_id"`
 	// Report is the page report, when the request asked for one.
 	Report *PageReport `json:"report"`
+	// Journey is the step report (steps) and the capture steps' pictures (captures), when the
+	// request had steps.
+	Journey map[string]any `json:"journey"`
 }
 
 // UnmarshalJSON decodes the data URI of "image" into Image and MediaType.

@@ -44,6 +44,11 @@ export interface JobHandler {
    */
   onFailure?(job: Job, error: string): Promise<void>;
   /**
+   * What the job keeps once it has ended, for good or not, instead of its payload: the payload
+   * without what must not outlive the run (a capture's secrets). Absent: the payload as it is.
+   */
+  endedPayload?(job: Job): JobData;
+  /**
    * Called on each sweep, after finished jobs past their retention are removed: for what the
    * handler keeps outside the store (a capture's image in the blob store) and must remove with them.
    */
@@ -226,7 +231,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         return;
       }
       release();
-      const completed = await store.completeJob(job.id, workerId, { ...success, expiresAt: new Date(Date.now() + handler.retentionMs) });
+      const payload = handler.endedPayload?.(job);
+      const completed = await store.completeJob(job.id, workerId, { ...success, expiresAt: new Date(Date.now() + handler.retentionMs), ...(payload ? { payload } : {}) });
       if (completed) emit({ kind: 'succeeded', job });
       else emit({ kind: 'lease-lost', job });
     } catch (err) {
@@ -239,7 +245,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
 
   async function giveUp(handler: JobHandler, job: Job, error: string) {
     await handler.onFailure?.(job, error);
-    if (await store.failJob(job.id, workerId, error, { expiresAt: new Date(Date.now() + handler.retentionMs) })) emit({ kind: 'failed', job, error });
+    const payload = handler.endedPayload?.(job);
+    if (await store.failJob(job.id, workerId, error, { expiresAt: new Date(Date.now() + handler.retentionMs), ...(payload ? { payload } : {}) })) emit({ kind: 'failed', job, error });
   }
 
   async function sweep() {

@@ -68,6 +68,8 @@ export interface JobOutcome {
   blob?: Buffer;
   /** When the finished job is removed. */
   expiresAt: Date;
+  /** What the finished job keeps instead of its payload (what must not outlive the run taken out); absent: the payload as it is. */
+  payload?: JobData;
 }
 
 export interface JobCountFilter {
@@ -110,9 +112,10 @@ export interface JobStore {
   completeJob(id: string, workerId: string, outcome: JobOutcome): Promise<boolean>;
   /**
    * Records a failed attempt, if `workerId` still holds the job: queued again at `retryAt`, or
-   * failed for good when `retryAt` is null (then `expiresAt` says when it is removed).
+   * failed for good when `retryAt` is null (then `expiresAt` says when it is removed, and `payload`,
+   * if given, replaces the payload as JobOutcome's does).
    */
-  failJob(id: string, workerId: string, error: string, next: { retryAt: Date } | { expiresAt: Date }): Promise<boolean>;
+  failJob(id: string, workerId: string, error: string, next: { retryAt: Date } | { expiresAt: Date; payload?: JobData }): Promise<boolean>;
   getJobBlob(id: string): Promise<Buffer | null>;
   countJobs(filter: JobCountFilter): Promise<number>;
   /** An owner's most recent jobs of a type, newest first. */

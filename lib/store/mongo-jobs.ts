@@ -265,6 +265,7 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
           finishedAt: now,
           updatedAt: now,
           expiresAt: outcome.expiresAt,
+          ...(outcome.payload ? { payload: outcome.payload } : {}),
         },
       }));
       return modifiedCount > 0;
@@ -282,6 +283,7 @@ export async function mongoJobStore(connection: Connection): Promise<JobStore> {
           finishedAt: retry ? null : now,
           updatedAt: now,
           expiresAt: retry ? null : next.expiresAt,
+          ...(!retry && next.payload ? { payload: next.payload } : {}),
         },
       }));
       return modifiedCount > 0;

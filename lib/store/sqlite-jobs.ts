@@ -137,10 +137,11 @@ export function sqliteJobStore(db: DatabaseSync, transaction: <T>(work: () => T)
       const now = Date.now();
       return (
         run(
-          `UPDATE jobs SET state = 'succeeded', result = ?, blob = ?, locked_by = NULL, locked_until = NULL, finished_at = ?, updated_at = ?, expires_at = ?
+          `UPDATE jobs SET state = 'succeeded', result = ?, blob = ?, payload = COALESCE(?, payload), locked_by = NULL, locked_until = NULL, finished_at = ?, updated_at = ?, expires_at = ?
            WHERE id = ? AND state = 'running' AND locked_by = ?`,
           outcome.result === null ? null : JSON.stringify(outcome.result),
           outcome.blob ?? null,
+          outcome.payload ? JSON.stringify(outcome.payload) : null,
           now,
           now,
           outcome.expiresAt.getTime(),
@@ -154,10 +155,11 @@ export function sqliteJobStore(db: DatabaseSync, transaction: <T>(work: () => T)
       const retry = 'retryAt' in next;
       return (
         run(
-          `UPDATE jobs SET state = ?, last_error = ?, run_at = ?, locked_by = NULL, locked_until = NULL, finished_at = ?, updated_at = ?, expires_at = ?
+          `UPDATE jobs SET state = ?, last_error = ?, payload = COALESCE(?, payload), run_at = ?, locked_by = NULL, locked_until = NULL, finished_at = ?, updated_at = ?, expires_at = ?
            WHERE id = ? AND state = 'running' AND locked_by = ?`,
           retry ? 'queued' : 'failed',
           error,
+          !retry && next.payload ? JSON.stringify(next.payload) : null,
           retry ? next.retryAt.getTime() : now,
           retry ? null : now,
           now,

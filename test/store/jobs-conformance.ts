@@ -191,6 +191,26 @@ export function jobStoreConformance(current: () => { store: Store; account: Acco
       expect(await store.getJobBlob(job.id)).to.equal(null);
     });
 
+    it('replaces the payload of a job that ends, when the outcome gives one, and keeps it otherwise', async () => {
+      const { store, account } = current();
+      const done = await store.enqueueJob({ type: 'capture', ownerId: account.id, payload: { secret: 's', keep: 1 }, maxAttempts: 1 });
+      await store.claimJob(['capture'], 'w', LEASE);
+      await store.completeJob(done.job.id, 'w', { result: null, expiresAt: later(60_000), payload: { keep: 1 } });
+      expect((await store.getJob(done.job.id))!.payload).to.deep.equal({ keep: 1 });
+      const failed = await store.enqueueJob({ type: 'capture', ownerId: account.id, payload: { secret: 's', keep: 2 }, maxAttempts: 2 });
+      await store.claimJob(['capture'], 'w', LEASE);
+      await store.failJob(failed.job.id, 'w', 'boom', { retryAt: later(0) });
+      expect((await store.getJob(failed.job.id))!.payload, 'a retry keeps what the next attempt needs').to.deep.equal({ secret: 's', keep: 2 });
+      await sleep(20);
+      await store.claimJob(['capture'], 'w', LEASE);
+      await store.failJob(failed.job.id, 'w', 'boom', { expiresAt: later(60_000), payload: { keep: 2 } });
+      expect((await store.getJob(failed.job.id))!.payload).to.deep.equal({ keep: 2 });
+      const plain = await store.enqueueJob({ type: 'capture', ownerId: account.id, payload: { keep: 3 }, maxAttempts: 1 });
+      await store.claimJob(['capture'], 'w', LEASE);
+      await store.completeJob(plain.job.id, 'w', { result: null, expiresAt: later(60_000) });
+      expect((await store.getJob(plain.job.id))!.payload).to.deep.equal({ keep: 3 });
+    });
+
     it('counts jobs by state, owner and type, and lists an owner\'s recent jobs of a type, newest first', async () => {
       const { store, account, other } = current();
       const a = await store.enqueueJob({ type: 'capture', ownerId: account.id, payload: {}, maxAttempts: 1 });

@@ -100,6 +100,26 @@ export interface PageCredentials {
 export const PAGE_CREDENTIALS_FIELDS = fields<PageCredentials>({ headers: true, cookies: true, authorization: true });
 
 /**
+ * One step of a journey (docs/capture-options.md, "steps"): `action` and the fields it takes. A
+ * fill's `value` and `credentials` are write-only.
+ */
+export type JourneyStep = { timeout?: number } & (
+  | { action: 'goto'; url: string }
+  | { action: 'fill'; selector: string; value: string }
+  | { action: 'fill'; selector: string; valueFrom: string }
+  | { action: 'click' | 'check' | 'uncheck' | 'hover'; selector: string }
+  | { action: 'press'; key: string; selector?: string }
+  | { action: 'select'; selector: string; value: string }
+  | { action: 'select'; selector: string; values: string[] }
+  | { action: 'scroll'; selector: string }
+  | { action: 'scroll'; x?: number; y?: number }
+  | { action: 'waitFor'; selector: string; state?: 'visible' | 'hidden' }
+  | { action: 'waitFor'; url: string }
+  | { action: 'waitFor'; networkIdle: true }
+  | { action: 'capture'; name: string }
+);
+
+/**
  * The body of `POST /api/screenshot` (hosted) and `POST /screenshot` (self-hosted): every
  * documented option. Give `url` or `html`, not both.
  */
@@ -126,12 +146,16 @@ export interface CaptureOptions extends VisitOptions, PageCredentials {
   cacheTtl?: number;
   /** Hosted mode: the site the capture counts against (required with a full-access key, unless the client has a `siteId`). */
   site_id?: string;
+  /** A journey: up to 50 steps done after the page has loaded, before the picture. */
+  steps?: JourneyStep[];
+  /** Named secrets that fill steps type with `valueFrom`; write-only. */
+  credentials?: Record<string, string>;
 }
 export const CAPTURE_OPTION_FIELDS = fields<CaptureOptions>({
   url: true, html: true, quality: true, wait: true, fullPage: true, removeAds: true, format: true, pdf: true, imageQuality: true,
   selector: true, waitForSelector: true, hideSelectors: true, darkMode: true, reducedMotion: true, cacheTtl: true, site_id: true,
   userAgent: true, injectCss: true, injectJs: true, click: true, blockResources: true, blockUrls: true, timezone: true, locale: true,
-  geolocation: true, headers: true, cookies: true, authorization: true,
+  geolocation: true, headers: true, cookies: true, authorization: true, steps: true, credentials: true,
 });
 
 /** What the page must do to work, judged against its report (docs/capture-options.md, "Checks"). */
@@ -228,10 +252,15 @@ export interface ScreenshotResult {
   site_id?: string;
   /** Only when the request asked for `report`. */
   report?: PageReport;
+  /** Only when the request had `steps`: each step's outcome and time, and the capture steps' pictures (data URIs). */
+  journey?: {
+    steps: Array<{ action: string; status: 'ok' | 'failed' | 'skipped'; durationMs?: number; reason?: string; [field: string]: unknown }>;
+    captures?: Array<{ name: string; image: string }>;
+  };
 }
 export const SCREENSHOT_RESULT_FIELDS = fields<ScreenshotResult>({
   success: true, image: true, url: true, quality: true, width: true, height: true, fileSize: true, processingTimeMs: true,
-  waitMs: true, truncated: true, cached: true, site_id: true, report: true,
+  waitMs: true, truncated: true, cached: true, site_id: true, report: true, journey: true,
 });
 
 /** A capture answered as bytes (Accept: image/...), with the other fields read from its Viewfinder-* headers. */

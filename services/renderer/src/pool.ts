@@ -1,6 +1,6 @@
 import puppeteer, { type Browser, type LaunchOptions, type Page } from 'puppeteer-core';
 import { Cluster } from 'puppeteer-cluster';
-import { CaptureFailed, HttpError, NavigationTimeout } from '../../../lib/errors.ts';
+import { CaptureFailed, HttpError, JourneyFailed, NavigationTimeout } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import { createAdmission } from './admission.ts';
 import { createBrowserDirs, sweepStaleBrowserDirs } from './browser-dirs.ts';
@@ -283,7 +283,17 @@ async function runCapture(
     const { allowedDomains } = job.request;
     const rules = requestRulesOf(job.request);
     if (allowedDomains || rules) scope = await interceptRequests(page, allowedDomains, rules);
-    const result = await capturePage(page, job.request, limits, cleaner, job.signal).catch(async (err: unknown) => {
+    // A journey's steps go where the first page went: through the same guard, the same domains, the same watch.
+    const journeyGuard = {
+      async checkUrl(url: string) {
+        await guard.checkUrl(url);
+        if (allowedDomains) checkUrlInScope(url, allowedDomains);
+      },
+      failure,
+    };
+    const result = await capturePage(page, job.request, limits, cleaner, job.signal, journeyGuard).catch(async (err: unknown) => {
+      // A failed step already says why, the guard's refusal included, with its report and picture.
+      if (err instanceof JourneyFailed) throw err;
       throw (await failure()) ?? err;
     });
     const refused = await failure();

@@ -9,7 +9,9 @@
  *                       format), body: the image or PDF bytes; metadata in headers:
  *                       X-Image-Width, X-Image-Height (a PDF's first page in CSS px), X-Image-Truncated (true|false), X-Wait-Ms;
  *                       with a `report` asked: X-Report-Bytes, and the body is the image followed by that many
- *                       bytes of the page report's JSON (report/page-report.ts)
+ *                       bytes of the page report's JSON (report/page-report.ts); with `steps`: X-Journey-Bytes, and
+ *                       that many bytes of the journey's JSON last (capture/journey.ts journeyJson: pictures as data URIs)
+ *   422                 a journey stopped at a step: {success:false, error, journey, image?} (JourneyFailed)
  *   4xx/5xx             the typed error of lib/errors.ts as JSON: {success:false,error} (401: {error})
  *   every answer        the renderer's load after this capture: X-Renderer-Capacity, X-Renderer-Free-Slots,
  *                       X-Renderer-Queued (what the API balances on, see RendererLoad)
@@ -27,6 +29,7 @@ import {
   CaptureFailed,
   Forbidden,
   HttpError,
+  JourneyFailed,
   NavigationTimeout,
   ServiceUnavailable,
   TooManyRequests,
@@ -37,6 +40,8 @@ import { PROFILE_NAMES } from './capture/profiles.ts';
 import { HTML_DOCUMENT_URL, type CaptureRequest, type CaptureResult, type RendererStats } from './renderer.ts';
 import { hasCredentials, visitOptionsProblems, visitOptionsProperties } from './capture/visit-options.ts';
 import { reportRequestSchema, type PageReport } from './report/page-report.ts';
+import { wireStepsSchema } from './capture/journey-steps.ts';
+import { journeyJson, type JourneyOutcome } from './capture/journey.ts';
 
 export const CAPTURE_PATH = '/v1/captures';
 export const STATUS_PATH = '/v1/status';
@@ -85,19 +90,41 @@ export function loadFromHeaders(headers: IncomingHttpHeaders): RendererLoad | un
 export const MAX_SELECTOR_LENGTH = 1024;
 export const MAX_HIDE_SELECTORS = 50;
 
-const HEADER = { width: 'x-image-width', height: 'x-image-height', truncated: 'x-image-truncated', waitMs: 'x-wait-ms', reportBytes: 'x-report-bytes' } as const;
+const HEADER = {
+  width: 'x-image-width',
+  height: 'x-image-height',
+  truncated: 'x-image-truncated',
+  waitMs: 'x-wait-ms',
+  reportBytes: 'x-report-bytes',
+  journeyBytes: 'x-journey-bytes',
+} as const;
 
-/** A 200's headers and body: the image, then the report's JSON when there is one (its length in X-Report-Bytes). */
+/** A 200's headers and body: the image, then the report's JSON when there is one (its length in X-Report-Bytes), then the journey's (X-Journey-Bytes). */
 export function resultAnswer(result: CaptureResult): { headers: Record<string, string>; body: Buffer } {
-  const headers = {
+  const headers: Record<string, string> = {
     [HEADER.width]: String(result.width),
     [HEADER.height]: String(result.height),
     [HEADER.truncated]: String(result.truncated),
     [HEADER.waitMs]: String(result.waitMs),
   };
-  if (!result.report) return { headers, body: result.image };
-  const report = Buffer.from(JSON.stringify(result.report), 'utf8');
-  return { headers: { ...headers, [HEADER.reportBytes]: String(report.byteLength) }, body: Buffer.concat([result.image, report]) };
+  if (!result.report && !result.journey) return { headers, body: result.image };
+  const parts = [result.image];
+  if (result.report) {
+    const report = Buffer.from(JSON.stringify(result.report), 'utf8');
+    headers[HEADER.reportBytes] = String(report.byteLength);
+    parts.push(report);
+  }
+  if (result.journey) {
+    const journey = Buffer.from(JSON.stringify(journeyJson(result.journey)), 'utf8');
+    headers[HEADER.journeyBytes] = String(journey.byteLength);
+    parts.push(journey);
+  }
+  return { headers, body: Buffer.concat(parts) };
+}
+
+/** The journey of a wire answer: its pictures back from data URIs to bytes. */
+function journeyFromJson(json: { steps: JourneyOutcome['steps']; captures: { name: string; image: string }[] }): JourneyOutcome {
+  return { steps: json.steps, captures: json.captures.map(({ name, image }) => ({ name, image: Buffer.from(image.slice(image.indexOf(',') + 1), 'base64') })) };
 }
 
 /** Rebuilds the CaptureResult from a 200's body and headers; a malformed answer is a failed capture. */
@@ -111,8 +138,9 @@ export function resultFromResponse(body: Buffer, headers: IncomingHttpHeaders): 
     return value;
   };
   const reportBytes = headers[HEADER.reportBytes] === undefined ? 0 : integer(HEADER.reportBytes);
-  if (reportBytes > body.byteLength) throw malformed();
-  const image = reportBytes === 0 ? body : body.subarray(0, body.byteLength - reportBytes);
+  const journeyBytes = headers[HEADER.journeyBytes] === undefined ? 0 : integer(HEADER.journeyBytes);
+  if (reportBytes + journeyBytes > body.byteLength) throw malformed();
+  const image = reportBytes + journeyBytes === 0 ? body : body.subarray(0, body.byteLength - reportBytes - journeyBytes);
   const result: CaptureResult = {
     image,
     format,
@@ -122,9 +150,14 @@ export function resultFromResponse(body: Buffer, headers: IncomingHttpHeaders): 
     truncated: headers[HEADER.truncated] === 'true',
     waitMs: integer(HEADER.waitMs),
   };
-  if (reportBytes === 0) return result;
+  if (reportBytes + journeyBytes === 0) return result;
   try {
-    return { ...result, report: JSON.parse(body.subarray(image.byteLength).toString('utf8')) as PageReport };
+    const reportEnd = image.byteLength + reportBytes;
+    return {
+      ...result,
+      ...(reportBytes > 0 ? { report: JSON.parse(body.subarray(image.byteLength, reportEnd).toString('utf8')) as PageReport } : {}),
+      ...(journeyBytes > 0 ? { journey: journeyFromJson(JSON.parse(body.subarray(reportEnd).toString('utf8'))) } : {}),
+    };
   } catch {
     throw malformed();
   }
@@ -144,6 +177,8 @@ export function errorFromResponse(status: number, body: Buffer, headers: Incomin
       return new Forbidden(message);
     case 408:
       return new NavigationTimeout(message);
+    case 422:
+      return journeyFailedFrom(body, message);
     case 429:
       return new TooManyRequests(message, Number.isFinite(retryAfter) ? retryAfter : 1);
     case 500:
@@ -152,6 +187,17 @@ export function errorFromResponse(status: number, body: Buffer, headers: Incomin
       return new ServiceUnavailable(message, Number.isFinite(retryAfter) ? retryAfter : undefined);
     default:
       return undefined;
+  }
+}
+
+/** A 422's journey report and picture, as the renderer's JourneyFailed carried them. */
+function journeyFailedFrom(body: Buffer, message: string): JourneyFailed | undefined {
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as { journey?: unknown; image?: unknown };
+    if (typeof parsed.journey !== 'object' || parsed.journey === null) return undefined;
+    return new JourneyFailed(message, parsed.journey as Record<string, unknown>, typeof parsed.image === 'string' ? parsed.image : undefined);
+  } catch {
+    return undefined;
   }
 }
 
@@ -193,6 +239,7 @@ const captureRequestSchema = {
     freezeMotion: { type: 'boolean' },
     report: reportRequestSchema,
     ...visitOptionsProperties,
+    steps: wireStepsSchema,
   },
 } as const;
 

@@ -7,6 +7,8 @@ import type { PdfOptions } from './capture/pdf.ts';
 import type { ProfileName } from './capture/profiles.ts';
 import type { UpstreamTiming } from '../../../lib/http/server-timing.ts';
 import type { PageReport, ReportRequest } from './report/page-report.ts';
+import type { JourneyStep } from './capture/journey-steps.ts';
+import type { JourneyOutcome } from './capture/journey.ts';
 
 export interface CaptureRequest {
   /** The page to load; HTML_DOCUMENT_URL when `html` is given instead. */
@@ -76,6 +78,11 @@ export interface CaptureRequest {
    * no listener and no DevTools call.
    */
   report?: ReportRequest;
+  /**
+   * A journey: actions done in order once the page has loaded, before the wait and the picture
+   * (capture/journey.ts). Every fill carries its value (the API resolved valueFrom): a secret.
+   */
+  steps?: JourneyStep[];
 }
 
 /** What `url` holds for a capture of `html`: the document has no address of its own. */
@@ -112,6 +119,8 @@ export interface CaptureResult {
   waitMs: number;
   /** Only when the request asked for a report. */
   report?: PageReport;
+  /** Only when the request had steps: what each did, and the pictures of its capture steps. */
+  journey?: JourneyOutcome;
 }
 
 export interface CaptureOptions {

@@ -122,6 +122,10 @@ class _CaptureBody(_PageOptions, MonitorCredentials, total=False):
     pdf: PdfOptions
     imageQuality: int
     cacheTtl: int
+    #: A journey (docs/capture-options.md, "steps"): up to 50 {"action": ..., ...} objects.
+    steps: List[Dict[str, Any]]
+    #: Named secrets that fill steps type with ``valueFrom``; write-only.
+    credentials: Dict[str, str]
 
 
 class ReportChecks(TypedDict, total=False):
@@ -344,6 +348,8 @@ class Screenshot:
     cached: Optional[bool] = None
     site_id: Optional[str] = wire("site_id", "site_id", default=None)
     report: Optional[Dict[str, Any]] = None
+    #: Only when the request had ``steps``: each step's outcome and time, and the capture steps' pictures.
+    journey: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = _raw()
 
     @property

@@ -102,8 +102,11 @@ export function captureJobHandler(deps: CaptureJobDeps): JobHandler {
         throw err;
       }
       const { result, cached } = outcome;
+      const { journey, ...fields } = resultFields(request, result, started, cached);
       const metadata: CaptureMetadata = {
-        ...resultFields(request, result, started, cached),
+        ...fields,
+        // The step report, not the capture steps' pictures: a job row holds metadata, not images.
+        ...(journey ? { journey: { steps: journey.steps } } : {}),
         format: result.format,
         ...(payload.hosted ? { site_id: payload.hosted.siteId } : {}),
       };
@@ -122,6 +125,14 @@ export function captureJobHandler(deps: CaptureJobDeps): JobHandler {
       for await (const { key, lastModified } of deps.blobs.list(RESULTS)) {
         if (lastModified.getTime() < before) await deps.blobs.delete(key);
       }
+    },
+    // The values a journey typed (fill: a password) are needed only while it runs: once the job has
+    // ended its row keeps each fill without its value.
+    endedPayload(job) {
+      const payload = payloadOf(job);
+      if (!payload.request.steps) return job.payload;
+      const steps = payload.request.steps.map((step) => (step.action === 'fill' ? { ...step, value: '' } : step));
+      return { ...payload, request: { ...payload.request, steps } } as unknown as Record<string, unknown>;
     },
     async onFailure(job) {
       await recordUsage(payloadOf(job), 'failure', 0);

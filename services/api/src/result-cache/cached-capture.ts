@@ -17,7 +17,8 @@ export interface CachePolicy {
  * request's cacheTtl; otherwise renders and stores the result. `cached` is undefined when the
  * request did not ask for the cache (cacheTtl 0), so that such answers stay exactly as they were.
  * A request with a report is never answered from the cache nor stored: the report measures this
- * visit, and an entry holds no report. A cache that fails is logged and bypassed: the client still
+ * visit, and an entry holds no report. Nor is a request with steps: its journey report and pictures
+ * are of this visit too, and what it typed (a password) must not become part of a stored key. A cache that fails is logged and bypassed: the client still
  * gets its screenshot.
  */
 export async function captureThroughCache(
@@ -25,7 +26,7 @@ export async function captureThroughCache(
   request: CaptureRequest,
   render: () => Promise<CaptureResult>,
 ): Promise<{ result: CaptureResult; cached?: boolean }> {
-  if (!policy || policy.ttlSeconds <= 0 || request.report) return { result: await render() };
+  if (!policy || policy.ttlSeconds <= 0 || request.report || request.steps) return { result: await render() };
   const { cache, ttlSeconds, scope, logger } = policy;
   const key = cacheKey(request, scope);
   const entry = await cache?.get(key).catch((err: unknown) => {

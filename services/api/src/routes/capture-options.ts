@@ -20,6 +20,20 @@ import {
   visitOptionsProperties,
 } from '../../../renderer/src/capture/visit-options.ts';
 import type { MessageRule } from '../validation.ts';
+import {
+  credentialsSchema,
+  MAX_CREDENTIALS,
+  MAX_FILL_VALUE_LENGTH,
+  MAX_STEP_TIMEOUT_MS,
+  MAX_STEPS,
+  resolveCredentials,
+  STEP_ACTIONS,
+  STEP_SHAPES,
+  stepIndexOf,
+  stepsProblems,
+  stepsSchema,
+  type JourneyStep,
+} from '../../../renderer/src/capture/journey-steps.ts';
 import { checksSchema, reportRequestFor, type Checks } from '../monitors/checks.ts';
 
 /** 30 days: the longest a cached result may be served. */
@@ -49,6 +63,9 @@ export interface CaptureOptionsBody {
   locale?: string;
   geolocation?: CaptureRequest['geolocation'];
   report?: ReportOption;
+  steps?: JourneyStep[];
+  /** Named secrets for fill steps' valueFrom; write-only. */
+  credentials?: Record<string, string>;
 }
 
 /** `report: true`, or what else the report must hold: axe's audit, and checks to judge it by. */
@@ -72,6 +89,8 @@ export const captureOptionsProperties = {
     description: 'Seconds a stored result may answer this same request without rendering; 0 (the default) stores nothing.',
   },
   ...visitOptionsProperties,
+  steps: stepsSchema,
+  credentials: credentialsSchema,
   report: {
     anyOf: [
       { type: 'boolean' },
@@ -173,7 +192,31 @@ const visitMessages: MessageRule[] = [
       : undefined,
 ];
 
+/** `#/properties/steps/items/allOf/<i>/`: the rule of STEP_ACTIONS[i], which says what that action takes. */
+const STEP_RULE = /^#\/properties\/steps\/items\/allOf\/(\d+)\//;
+
+/** The texts of a journey's failures: the step's place and what its action takes, never a value (a fill's is a secret). */
+const stepMessages: MessageRule[] = [
+  (e: ErrorObject) =>
+    e.instancePath === '/steps'
+      ? `steps must be a list of at most ${MAX_STEPS} steps, each an object whose "action" is one of ${STEP_ACTIONS.join(', ')}`
+      : undefined,
+  (e: ErrorObject) => {
+    const index = stepIndexOf(e.instancePath);
+    if (index === undefined) return undefined;
+    const rule = STEP_RULE.exec(e.schemaPath);
+    if (rule) return `steps[${index}] must be ${STEP_SHAPES[STEP_ACTIONS[Number(rule[1])]!]}, with an optional "timeout"`;
+    if (e.instancePath.endsWith('/timeout')) return `steps[${index}].timeout must be an integer number of milliseconds from 1 to ${MAX_STEP_TIMEOUT_MS}`;
+    return `steps[${index}] must be an object whose "action" is one of ${STEP_ACTIONS.join(', ')}`;
+  },
+  (e: ErrorObject) =>
+    e.instancePath.startsWith('/credentials')
+      ? `credentials must be an object of at most ${MAX_CREDENTIALS} names (1 to 64 letters, digits, _ . or -) to strings of at most ${MAX_FILL_VALUE_LENGTH} characters`
+      : undefined,
+];
+
 export const captureOptionsMessages: MessageRule[] = [
+  ...stepMessages,
   (e: ErrorObject) => (e.schemaPath.startsWith(IMAGE_QUALITY_RULE) ? `imageQuality applies to ${LOSSY_FORMATS.join(' and ')} only: set format to one of them` : undefined),
   (e: ErrorObject) =>
     e.schemaPath.startsWith(FULL_PAGE_SELECTOR_RULE) ? 'fullPage and selector cannot be combined: selector captures one element, fullPage the whole page' : undefined,
@@ -214,7 +257,7 @@ export const captureOptionsMessages: MessageRule[] = [
 
 /** The checks a schema cannot make, run once the body has passed it (see compileValidator). */
 export function captureOptionsProblems(body: CaptureOptionsBody): string[] {
-  return [...(body.pdf ? pdfOptionsProblems(body.pdf) : []), ...visitOptionsProblems(body)];
+  return [...(body.pdf ? pdfOptionsProblems(body.pdf) : []), ...visitOptionsProblems(body), ...stepsProblems(body.steps, body.credentials)];
 }
 
 /** The options the renderer acts on, copied only when given, so that a spec-only request is unchanged. */
@@ -224,6 +267,8 @@ export function captureOptionsOf(body: CaptureOptionsBody): Partial<CaptureReque
     if (body[name] !== undefined) Object.assign(options, { [name]: body[name] });
   }
   if (body.report) options.report = typeof body.report === 'object' ? reportRequestFor(body.report.checks, body.report.axe) : {};
+  // The credentials themselves go no further than this: the renderer gets each fill's value.
+  if (body.steps) options.steps = resolveCredentials(body.steps, body.credentials);
   return options;
 }
 

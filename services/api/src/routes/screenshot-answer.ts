@@ -48,11 +48,20 @@ export function sendScreenshot(ctx: Context, answer: ScreenshotAnswer, raw: Capt
     return;
   }
   for (const [field, value] of Object.entries(answer.body)) {
+    if (field === 'journey') ctx.set(JOURNEY_HEADER, journeyHeader(value as { steps: unknown }));
     // The URL goes as its ASCII form: a header cannot carry what the client may have typed.
-    if (!NOT_HEADERS.has(field) && value !== undefined) ctx.set(headerName(field), field === 'url' ? asciiUrl(String(value)) : String(value));
+    else if (!NOT_HEADERS.has(field) && value !== undefined) ctx.set(headerName(field), field === 'url' ? asciiUrl(String(value)) : String(value));
   }
   ctx.type = MIME_TYPES[answer.format];
   ctx.body = answer.image;
+}
+
+/** A raw answer's step report: the JSON answer's journey.steps, without the capture steps' pictures, which only JSON carries. */
+export const JOURNEY_HEADER = 'Viewfinder-Journey-Steps';
+
+/** The steps as JSON in a header: every character beyond ASCII escaped, as a header can carry only that. */
+function journeyHeader(journey: { steps: unknown }): string {
+  return JSON.stringify(journey.steps).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function asciiUrl(url: string): string {

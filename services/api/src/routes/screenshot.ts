@@ -7,6 +7,7 @@ import { abortWhenClientGoes } from '../../../../lib/http/client-gone.ts';
 import { DEFAULT_PROFILE, PROFILE_NAMES, type ProfileName } from '../../../renderer/src/capture/profiles.ts';
 import { HTML_DOCUMENT_URL, type CaptureRequest, type CaptureResult, type Renderer } from '../../../renderer/src/renderer.ts';
 import { compileValidator, type MessageRule } from '../validation.ts';
+import { journeyJson } from '../../../renderer/src/capture/journey.ts';
 import {
   captureOptionsMessages,
   captureOptionsOf,
@@ -52,7 +53,8 @@ export const screenshotBodySchema = {
 } as const;
 
 export const screenshotMessages: MessageRule[] = [
-  (e: ErrorObject) => (e.keyword === 'required' && e.params.missingProperty === 'url' ? 'URL is required' : undefined),
+  // The body's own url: a goto step's missing url is the step's mistake (capture-options.ts).
+  (e: ErrorObject) => (e.keyword === 'required' && e.params.missingProperty === 'url' && e.instancePath === '' ? 'URL is required' : undefined),
   (e: ErrorObject) =>
     e.instancePath === '/url'
       ? e.keyword === 'maxLength'
@@ -110,6 +112,8 @@ export type ResultFields = {
   cached?: boolean;
   /** Only when the request asked for a report; with checks, their verdict as report.checks. */
   report?: PageReport & { checks?: Verdict };
+  /** Only when the request had steps: each step's outcome and time, and the capture steps' pictures (data URIs). */
+  journey?: Record<string, unknown>;
 };
 
 export function resultFields(request: CaptureRequest, result: CaptureResult, started: number, cached: boolean | undefined, checks?: Checks): ResultFields {
@@ -124,6 +128,7 @@ export function resultFields(request: CaptureRequest, result: CaptureResult, sta
     ...(request.fullPage || request.selector !== undefined ? { truncated: result.truncated } : {}),
     ...(cached !== undefined ? { cached } : {}),
     ...(result.report ? { report: checks ? { ...result.report, checks: evaluateChecks(result.report, checks) } : result.report } : {}),
+    ...(result.journey ? { journey: journeyJson(result.journey) } : {}),
   };
 }
 

@@ -16,6 +16,7 @@ import { actOnPage, navigationTarget, prepareVisit } from './visit.ts';
 import { smartWait, waitForLoadEvent, type SmartWaitSettings } from './smart-wait.ts';
 import { ReportCollector } from '../report/report-collector.ts';
 import { phase } from './phase-spans.ts';
+import { runJourney, type JourneyGuard, type JourneyOutcome } from './journey.ts';
 
 export interface CaptureLimits {
   /** Until DOMContentLoaded; past it the capture is a 408. */
@@ -76,6 +77,7 @@ export async function capturePage(
   limits: CaptureLimits,
   cleaner: PageCleaner | undefined,
   signal?: AbortSignal,
+  guard?: JourneyGuard,
 ): Promise<CaptureResult> {
   const profile = PROFILES[request.quality];
   await emulateProfile(page, profile);
@@ -87,7 +89,7 @@ export async function capturePage(
   const network = new NetworkMonitor(page, { longRequestMs: limits.longRequestMs, ...(report ? { observer: report } : {}) });
   try {
     await report?.prepare();
-    const result = await visitAndPicture(page, request, profile, limits, network, cleaner, report, signal);
+    const result = await visitAndPicture(page, request, profile, limits, network, cleaner, report, signal, guard);
     return report ? { ...result, report: await report.finish() } : result;
   } finally {
     network.stop();
@@ -104,12 +106,15 @@ async function visitAndPicture(
   cleaner: PageCleaner | undefined,
   report: ReportCollector | undefined,
   signal?: AbortSignal,
+  guard?: JourneyGuard,
 ): Promise<CaptureResult> {
   await cleaner?.beforeNavigation(page, request.removeAds);
   const navigationStarted = performance.now();
   report?.markNavigationStart(navigationStarted);
   await navigate(page, navigationTarget(request), limits.navigationTimeoutMs, signal);
   await actOnPage(page, request, navigationStarted + limits.navigationTimeoutMs, signal);
+  // Only a capture with steps pays for them: without, not even an await.
+  const journey = request.steps ? await runJourney(page, request.steps, guardOf(guard), signal) : undefined;
 
   const waitStarted = performance.now();
   if (request.waitForSelector !== undefined) {
@@ -117,7 +122,7 @@ async function visitAndPicture(
   }
   if (takesEarlyPicture(request)) {
     const { image, waitMs } = await earlyPicture(page, request, profile, limits, network, cleaner, waitStarted, signal);
-    return encodedResult(image, request, false, waitMs);
+    return withJourney(encodedResult(image, request, false, waitMs), journey);
   }
   await waitUntilReady(page, request, limits, network, waitStarted, signal);
   if (wholeDocument(request)) {
@@ -132,9 +137,23 @@ async function visitAndPicture(
   if (request.removeAds) await cleaner?.beforeScreenshot(page, pictureArea(request, profile, limits));
   if (request.hideSelectors) await hideElements(page, request.hideSelectors);
   if (request.freezeMotion) await settleFrozenMotion(page);
-  if (request.format === 'pdf') return pdfResult(await printPdf(page, request.pdf, limits.pdfMaxPages), waitMs);
+  if (request.format === 'pdf') return withJourney(pdfResult(await printPdf(page, request.pdf, limits.pdfMaxPages), waitMs), journey);
   const { image, truncated } = await screenshot(page, profile, request, limits.fullPageMaxHeight);
-  return encodedResult(image, request, truncated, waitMs);
+  return withJourney(encodedResult(image, request, truncated, waitMs), journey);
+}
+
+function withJourney(result: CaptureResult, journey: JourneyOutcome | undefined): CaptureResult {
+  return journey ? { ...result, journey } : result;
+}
+
+/** A capture with steps is run by the pool, which always gives the guard; without one, no step may navigate anywhere. */
+function guardOf(guard: JourneyGuard | undefined): JourneyGuard {
+  return (
+    guard ?? {
+      checkUrl: () => Promise.reject(new Error('no network guard was given to this capture')),
+      failure: () => Promise.resolve(undefined),
+    }
+  );
 }
 
 /** A PDF's width and height are its first page's, in CSS pixels; it is never cut (fullPage and selector do not apply). */
@@ -277,8 +296,9 @@ async function waitUntilReady(
     await sleep(request.wait, signal);
     return started + limits.smartWait.maxMs;
   }
-  // An html document has no address to learn hints for: it gets the full cap.
-  const hinted = request.html === undefined;
+  // An html document has no address to learn hints for, and after a journey the page is not the
+  // URL's: either gets the full cap, and teaches the hints nothing.
+  const hinted = request.html === undefined && request.steps === undefined;
   const deadline = started + (hinted ? limits.settleHints.capFor(request.url, MIN_HINTED_WAIT_MS, limits.smartWait.maxMs) : limits.smartWait.maxMs);
   await smartWait(page, network, { ...limits.smartWait, calmFrames }, deadline, wholeDocument(request));
   if (hinted) limits.settleHints.record(request.url, performance.now() - started);

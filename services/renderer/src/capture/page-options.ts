@@ -6,6 +6,7 @@
 import { TimeoutError, type Page } from 'puppeteer-core';
 import { BadRequest, NavigationTimeout } from '../../../../lib/errors.ts';
 import type { CaptureRequest } from '../renderer.ts';
+import { stepSelectors } from './journey-steps.ts';
 
 /** The CSS selectors of a request, each named as the client wrote the field, for error messages. */
 function selectorsOf(request: CaptureRequest): { field: string; selector: string }[] {
@@ -14,6 +15,7 @@ function selectorsOf(request: CaptureRequest): { field: string; selector: string
     ...(request.waitForSelector !== undefined ? [{ field: 'waitForSelector', selector: request.waitForSelector }] : []),
     ...(request.click !== undefined ? [{ field: 'click', selector: request.click }] : []),
     ...(request.hideSelectors ?? []).map((selector, i) => ({ field: `hideSelectors[${i}]`, selector })),
+    ...stepSelectors(request.steps),
   ];
 }
 

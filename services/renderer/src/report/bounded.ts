@@ -55,7 +55,7 @@ const MIN_SECRET_LENGTH = 4;
 export const REDACTED = '[redacted]';
 
 /** Every value the request sent that the report must never hold. */
-export function secretsOf(request: CaptureRequest): string[] {
+export function secretsOf(request: Pick<CaptureRequest, 'url' | 'headers' | 'cookies' | 'authorization' | 'steps'>): string[] {
   const secrets = [
     ...Object.values(request.headers ?? {}),
     ...(request.cookies ?? []).map((cookie) => cookie.value),
@@ -63,6 +63,8 @@ export function secretsOf(request: CaptureRequest): string[] {
       ? [authorizationHeader(request.authorization), ...Object.entries(request.authorization).flatMap(([field, value]) => (field === 'type' ? [] : [value]))]
       : []),
   ];
+  // What a journey types (a password) may come back in what the page shows: a URL, a console line.
+  for (const step of request.steps ?? []) if (step.action === 'fill' && step.value) secrets.push(step.value);
   const url = URL.parse(request.url);
   if (url?.username) secrets.push(url.username, decodeURIComponent(url.username));
   if (url?.password) secrets.push(url.password, decodeURIComponent(url.password));

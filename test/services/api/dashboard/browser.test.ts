@@ -305,6 +305,53 @@ describe('dashboard in a real browser (hosted, Chromium, axe-core)', function ()
       }
     });
 
+    it('runs a sign-in journey from the steps field with a credential, never writes a typed value back, and shows a bad step next to the field', async () => {
+      const server = http.createServer((req, res) => {
+        if (req.method === 'POST') {
+          let raw = '';
+          req.on('data', (chunk: Buffer) => (raw += chunk));
+          req.on('end', () => {
+            const ok = new URLSearchParams(raw).get('password') === 'journey-secret';
+            res.writeHead(303, { location: ok ? '/in' : '/', ...(ok ? { 'set-cookie': 's=1; Path=/' } : {}) }).end();
+          });
+          return;
+        }
+        const signedIn = req.url === '/in' && req.headers.cookie === 's=1';
+        res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end(signedIn ? '<body style="margin:0;background:#00ff00"><h1 id="hi">Hi</h1></body>' : '<form method="post"><input id="user" name="user"><input id="pw" name="password" type="password"><button>Go</button></form>');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        await openTry();
+        await fill('url', `http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+        await tick('removeAds', false);
+        const steps = [
+          { action: 'fill', selector: '#user', value: 'inline-typed-secret' },
+          { action: 'fill', selector: '#pw', valueFrom: 'pw' },
+          { action: 'press', selector: '#pw', key: 'Enter' },
+          { action: 'waitFor', selector: '#hi' },
+        ];
+        await fill('steps', JSON.stringify(steps));
+        await fill('credentials', 'pw=journey-secret');
+        await submit('Capture');
+        await page.waitForSelector('img.screenshot');
+        await audit();
+        expect(decodeDataUri((await shownImage()).src).rgb(640, 360)).to.deep.equal([0, 255, 0]);
+        expect(await page.content()).to.not.match(/journey-secret|inline-typed-secret/);
+        expect(JSON.parse(await page.$eval('#field-steps', (el) => (el as HTMLTextAreaElement).value))[1]).to.deep.equal(steps[1]);
+        await fill('steps', '[{"action": "click"}]');
+        await submit('Capture');
+        expect(await fieldError('steps')).to.equal('steps[0] must be {"action": "click", "selector": ...}, with an optional "timeout"');
+        await fill('steps', 'not json');
+        await submit('Capture');
+        expect(await fieldError('steps')).to.equal('steps must be a JSON list of steps, e.g. [{"action": "click", "selector": "#more"}]');
+      } finally {
+        server.closeAllConnections();
+        server.close();
+      }
+    });
+
     it('captures HTML instead of a URL, with injected CSS, and shows a mistake in a visit option next to its field', async () => {
       await openTry();
       await fill('html', '<p>hello</p>');

@@ -1,4 +1,5 @@
 import type { SiteView } from '../../../../../lib/management.ts';
+import { BadRequest } from '../../../../../lib/errors.ts';
 import { CAPTURE_FORMATS, DEFAULT_IMAGE_FORMAT, DEFAULT_IMAGE_QUALITY, LOSSY_FORMATS, MIME_TYPES, type CaptureFormat } from '../../../../renderer/src/capture/image-formats.ts';
 import { DEFAULT_PAPER, PAPER_NAMES, PAPER_SIZES } from '../../../../renderer/src/capture/pdf.ts';
 import { PROFILE_NAMES } from '../../../../renderer/src/capture/profiles.ts';
@@ -27,6 +28,9 @@ import { formatBytes, TRY_IT_KEY_ID } from './usage.ts';
  * patterns come first: a selector that happens to contain "URL" still lands next to its field.
  */
 const TRY_FIELDS = {
+  // First: a step's message names a step's selector, a click or a URL ("Step 2 of 3 (click "#go") failed: ...").
+  steps: /^steps\b|^Step \d+ of \d+/,
+  credentials: /^credentials\b/,
   waitForSelector: /\bwaitForSelector\b/,
   hideSelectors: /^hideSelectors\b/,
   fullPage: /^fullPage\b/,
@@ -97,10 +101,14 @@ interface TryValues {
   username: string;
   password: string;
   token: string;
+  /** The journey as the JSON list of POST /api/screenshot's steps; shown again with every fill value blanked. */
+  steps: string;
+  /** One "name=value" per line: what fill steps take with valueFrom. Write-only. */
+  credentials: string;
 }
 
 /** Fields that hold credentials: they go to the capture, and are never written back into the page. */
-const WRITE_ONLY = ['headers', 'cookies', 'password', 'token'] as const satisfies readonly (keyof TryValues)[];
+const WRITE_ONLY = ['headers', 'cookies', 'password', 'token', 'credentials'] as const satisfies readonly (keyof TryValues)[];
 
 const BLOCK_FIELDS = { blockImages: 'images', blockFonts: 'fonts', blockMedia: 'media', blockScripts: 'scripts' } as const;
 
@@ -141,6 +149,8 @@ const DEFAULTS: TryValues = {
   username: '',
   password: '',
   token: '',
+  steps: '',
+  credentials: '',
 };
 
 /** The fields the form has: any other is refused (forms.ts). */
@@ -158,7 +168,7 @@ function cacheNote(body: ScreenshotResponse, cacheTtl: string): string {
 }
 
 function tryPage(page: PageContext, sites: SiteView[], given: TryValues, errors: FieldErrors = {}, result?: TryResult, status = 200): void {
-  const values: TryValues = { ...given, ...Object.fromEntries(WRITE_ONLY.map((name) => [name, ''])) };
+  const values: TryValues = { ...given, steps: stepsShownAgain(given.steps), ...Object.fromEntries(WRITE_ONLY.map((name) => [name, ''])) };
   if (sites.length === 0) {
     page.send('Try it', html`<p>Captures count against a site. <a href="/dashboard/sites">Create a site</a> first.</p>`);
     return;
@@ -219,6 +229,11 @@ function tryPage(page: PageContext, sites: SiteView[], given: TryValues, errors:
           ${textField({ label: 'Basic auth user name', name: 'username', value: values.username, autocomplete: 'off', errors })}
           ${textField({ label: 'Basic auth password', name: 'password', type: 'password', value: '', autocomplete: 'new-password', errors })}
           ${textField({ label: 'Bearer token', name: 'token', type: 'password', value: '', autocomplete: 'off', hint: 'Instead of a user name and password.', errors })}
+        </fieldset>
+        <fieldset>
+          <legend>Journey</legend>
+          ${textField({ label: 'Steps', name: 'steps', multiline: true, value: values.steps, hint: 'Optional: a JSON list of steps, e.g. [{"action": "fill", "selector": "#user", "value": "ada"}, {"action": "press", "key": "Enter"}] (see the docs, "steps"). Fill values are not shown again.', errors })}
+          ${textField({ label: 'Credentials', name: 'credentials', multiline: true, value: '', hint: 'Optional: one "name=value" per line, for fill steps\' "valueFrom". Never shown again.', errors })}
         </fieldset>
         <fieldset>
           <legend>Cache</legend>
@@ -291,6 +306,32 @@ function screenshotBodyOf(values: TryValues): Record<string, unknown> {
   return Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
 }
 
+/** The steps text as JSON, or the 400 that says it is not; absent when empty. */
+function stepsIn(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new BadRequest('steps must be a JSON list of steps, e.g. [{"action": "click", "selector": "#more"}]');
+  }
+}
+
+/** The steps as typed, but with every fill's inline value blanked: a value typed into a page may be a password. */
+function stepsShownAgain(text: string): string {
+  let steps: unknown;
+  try {
+    steps = JSON.parse(text);
+  } catch {
+    // Not JSON: nothing can be told apart in it, so nothing of it is shown again.
+    return '';
+  }
+  if (!Array.isArray(steps)) return '';
+  const blanked = steps.map((step: unknown) =>
+    typeof step === 'object' && step !== null && (step as { action?: unknown }).action === 'fill' && 'value' in step ? { ...step, value: '' } : step,
+  );
+  return JSON.stringify(blanked, null, 1);
+}
+
 /** Lines of a text area, trimmed, without the empty ones. */
 function linesOf(value: string): string[] {
   return value
@@ -317,7 +358,10 @@ function visitBodyOf(values: TryValues): Record<string, unknown> {
       : values.username !== '' || values.password !== ''
         ? { type: 'basic', username: values.username, password: values.password }
         : undefined;
+  const credentials = linesOf(values.credentials).map((line) => pairOf(line, '='));
   return {
+    steps: stepsIn(values.steps),
+    credentials: credentials.length > 0 ? Object.fromEntries(credentials) : undefined,
     url: values.html.trim() !== '' && values.url === '' ? undefined : textIn(values.url),
     html: textIn(values.html.trim()),
     userAgent: textIn(values.userAgent),
@@ -383,6 +427,8 @@ export function captureTry(deps: DashboardDeps) {
       username: text('username'),
       password: field(ctx, 'password'),
       token: text('token'),
+      steps: field(ctx, 'steps'),
+      credentials: field(ctx, 'credentials'),
     };
     const account = page.signedIn.account;
     let result: TryResult;

@@ -48,17 +48,21 @@ export async function resolveSite(store: Store, key: ApiKey, siteId: string | un
  * SPEC 2.6: a restricted key captures only its site's allowed domains, read now, and their
  * subdomains; and neither html nor injectJs, which could show any site (restrictedOptionRefusal).
  */
-export function checkDomain(key: ApiKey, site: Site, page: { url?: string; html?: string; injectJs?: string }): void {
+export function checkDomain(key: ApiKey, site: Site, page: { url?: string; html?: string; injectJs?: string; steps?: ScreenshotBody['steps'] }): void {
   if (!key.restrictDomains) return;
   const refusal = restrictedOptionRefusal(page);
   if (refusal) {
     recordAuthFailure('domain_forbidden');
     throw new Forbidden(refusal);
   }
-  const host = hostOfUrl(page.url ?? '');
-  if (host === undefined || !hostMatches(host, site.allowedDomains)) {
-    recordAuthFailure('domain_forbidden');
-    throw new Forbidden(domainRefusal(host, undefined, site.id));
+  // A journey's goto steps are pages the capture shows too: refused before anything is loaded, as the URL is.
+  const gotos = (page.steps ?? []).flatMap((step) => (step.action === 'goto' ? [step.url] : []));
+  for (const url of [page.url ?? '', ...gotos]) {
+    const host = hostOfUrl(url);
+    if (host === undefined || !hostMatches(host, site.allowedDomains)) {
+      recordAuthFailure('domain_forbidden');
+      throw new Forbidden(domainRefusal(host, undefined, site.id));
+    }
   }
 }
 

@@ -45,6 +45,10 @@ const screenshotResultSchema = {
     truncated: { type: 'boolean', description: 'Only with fullPage: true or a selector; the page or element was taller than the cap.' },
     cached: { type: 'boolean', description: 'Only with cacheTtl above 0: true when the answer came from the result cache (also the Viewfinder-Cache header).' },
     site_id: { type: 'string', description: 'The site the capture was counted against.' },
+    journey: {
+      type: 'object',
+      description: 'Only when the request had steps: steps (each with action, selector/url/key/name, status ok, durationMs) and captures (name, image as a data URI).',
+    },
     report: {
       ...pageReportSchema,
       description: `Only when the request asked for a report. ${pageReportSchema.description}`,
@@ -84,6 +88,7 @@ export const hostedScreenshotRoute: ApiRoute = {
     404: 'The site does not exist or belongs to another account',
     406: 'Accept allows neither JSON nor the media type of the requested format; or a report was asked with an Accept that allows only the image',
     408: 'The page took too long to load, or no element matching waitForSelector became visible in time',
+    422: 'A step of the journey (steps) failed: the error names it and why; `journey` holds the step report (failedStep, each step\'s status, durationMs and reason) and `image` the page when it failed (a data URI)',
     429: 'Rate limit exceeded; see Retry-After',
     500: 'Screenshot generation failed',
   },
