@@ -105,7 +105,7 @@ try {
   const store = config.mode === 'hosted' ? instrumentStore(await openStore(config.store), config.store.backend === 'mongo' ? 'mongodb' : 'sqlite') : undefined;
   if (store) logger.info({ store: describeStore(config.store) }, 'Opened the store');
   if (store && !config.store.secretKeys?.current) {
-    logger.warn('SIGNING_SECRETS_KEY is not set: signing secrets are stored as they are, and a copy of the store could sign render links and webhooks (docs/hosted.md#signing-secrets-at-rest)');
+    logger.warn('SIGNING_SECRETS_KEY is not set: signing secrets and storage destinations\' credentials are stored as they are, and a copy of the store could sign render links and webhooks, or write to the destinations (docs/hosted.md#signing-secrets-at-rest)');
   } else if (store) {
     // Seals what was stored plain or under a previous key: a key rotation ends here (docs/hosted.md#signing-secrets-at-rest).
     const resealed = await store.resealSigningSecrets();
