@@ -126,6 +126,13 @@ export class CaptureFailed extends HttpError {
   }
 }
 
+/** Another service this request needed (a client's storage destination) refused or failed; the message names why. */
+export class BadGateway extends HttpError {
+  constructor(message: string) {
+    super(502, message);
+  }
+}
+
 export class ServiceUnavailable extends HttpError {
   constructor(message: string, retryAfterSeconds?: number) {
     super(503, message, retryAfterSeconds ? { 'Retry-After': String(Math.ceil(retryAfterSeconds)) } : {});

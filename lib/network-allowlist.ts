@@ -12,27 +12,28 @@ export interface NetworkAllowlist {
   allowsHost(hostname: string): boolean;
 }
 
-export function parseNetworkAllowlist(entries: readonly string[]): NetworkAllowlist {
+/** `variable` names the setting in errors: STORAGE_ENDPOINT_ALLOWLIST has the same form. */
+export function parseNetworkAllowlist(entries: readonly string[], variable = 'PRIVATE_NETWORK_ALLOWLIST'): NetworkAllowlist {
   const blockList = new BlockList();
   const hosts = new Set<string>();
   for (const entry of entries) {
     const [address, prefix, extra] = entry.split('/');
     const family = isIP(address ?? '');
     if (extra !== undefined || (prefix !== undefined && family === 0)) {
-      throw new ConfigError(`PRIVATE_NETWORK_ALLOWLIST: "${entry}" is neither a CIDR, an IP address nor a host name`);
+      throw new ConfigError(`${variable}: "${entry}" is neither a CIDR, an IP address nor a host name`);
     }
     if (family !== 0) {
       const type = family === 4 ? 'ipv4' : 'ipv6';
       const maxBits = family === 4 ? 32 : 128;
       const bits = prefix === undefined ? maxBits : Number(prefix);
       if (!Number.isInteger(bits) || bits < 0 || bits > maxBits) {
-        throw new ConfigError(`PRIVATE_NETWORK_ALLOWLIST: "${entry}" has an invalid prefix length`);
+        throw new ConfigError(`${variable}: "${entry}" has an invalid prefix length`);
       }
       blockList.addSubnet(address as string, bits, type);
       continue;
     }
     if (!/^[a-z0-9.-]+$/i.test(entry)) {
-      throw new ConfigError(`PRIVATE_NETWORK_ALLOWLIST: "${entry}" is neither a CIDR, an IP address nor a host name`);
+      throw new ConfigError(`${variable}: "${entry}" is neither a CIDR, an IP address nor a host name`);
     }
     hosts.add(entry.toLowerCase().replace(/\.$/, ''));
   }

@@ -37,10 +37,12 @@ type Client struct {
 	// RenderLinks: signed render links on this client's base URL.
 	RenderLinks *RenderLinkService
 	// Sites, Keys, Monitors and Usage: the hosted management API (a full-access key).
-	Sites    *SiteService
-	Keys     *KeyService
-	Monitors *MonitorService
-	Usage    *UsageService
+	Sites *SiteService
+	// Destinations are the account's storage destinations (hosted mode, a full-access key).
+	Destinations *DestinationService
+	Keys         *KeyService
+	Monitors     *MonitorService
+	Usage        *UsageService
 
 	baseURL       string
 	key           string
@@ -100,6 +102,7 @@ func NewClient(baseURL, key string, opts ...Option) *Client {
 	c.Captures = &CaptureService{c}
 	c.RenderLinks = &RenderLinkService{c}
 	c.Sites = &SiteService{c}
+	c.Destinations = &DestinationService{c}
 	c.Keys = &KeyService{c}
 	c.Monitors = &MonitorService{c}
 	c.Usage = &UsageService{c}

@@ -39,6 +39,35 @@ func (s *SiteService) Delete(ctx context.Context, id string) error {
 	return s.c.call(ctx, request{method: http.MethodDelete, path: pathOf("/api/sites", id), idempotent: true}, nil)
 }
 
+// DestinationService manages the account's storage destinations (docs/storage.md): buckets
+// captures can be written to, registered once; their credentials are never answered.
+type DestinationService struct{ c *Client }
+
+// List answers every destination of the account, by name.
+func (s *DestinationService) List(ctx context.Context) ([]Destination, error) {
+	return listIn[Destination](ctx, s.c, "/api/destinations", "destinations")
+}
+
+// Create registers a bucket; the endpoint must pass the service's network guard.
+func (s *DestinationService) Create(ctx context.Context, params *DestinationCreateParams) (*Destination, error) {
+	return callFor[Destination](ctx, s.c, request{method: http.MethodPost, path: "/api/destinations", body: params})
+}
+
+// Get reads a destination by name.
+func (s *DestinationService) Get(ctx context.Context, name string) (*Destination, error) {
+	return callFor[Destination](ctx, s.c, request{method: http.MethodGet, path: pathOf("/api/destinations", name), idempotent: true})
+}
+
+// Update changes a destination, or replaces its credentials.
+func (s *DestinationService) Update(ctx context.Context, name string, params *DestinationUpdateParams) (*Destination, error) {
+	return callFor[Destination](ctx, s.c, request{method: http.MethodPatch, path: pathOf("/api/destinations", name), body: params})
+}
+
+// Delete removes a destination, not the objects written to it.
+func (s *DestinationService) Delete(ctx context.Context, name string) error {
+	return s.c.call(ctx, request{method: http.MethodDelete, path: pathOf("/api/destinations", name), idempotent: true}, nil)
+}
+
 // KeyService manages the account's API keys.
 type KeyService struct{ c *Client }
 

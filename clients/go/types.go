@@ -58,6 +58,9 @@ type CaptureOptions struct {
 	// left out with a site key.
 	SiteID  string  `json:"site_id,omitempty"`
 	Quality Quality `json:"quality,omitempty"`
+	// Storage writes the capture to a registered storage destination (hosted mode); the answer then
+	// says where it is (Screenshot.Storage) instead of carrying the image.
+	Storage *StorageOption `json:"storage,omitempty"`
 	// Wait is extra milliseconds (1000 to 8000) after the load event; without it the smart wait.
 	Wait      int    `json:"wait,omitempty"`
 	FullPage  bool   `json:"fullPage,omitempty"`
@@ -199,6 +202,70 @@ type Screenshot struct {
 	// Journey is the step report (steps) and the capture steps' pictures (captures), when the
 	// request had steps.
 	Journey map[string]any `json:"journey"`
+	// Storage is where the capture was written, when the request asked for storage (Image is then empty).
+	Storage *StoredObject `json:"storage"`
+}
+
+// StorageOption names a registered storage destination (docs/storage.md), never its credentials.
+type StorageOption struct {
+	Destination string `json:"destination"`
+	// Key is this capture's key template instead of the destination's: {id}, {date}, {format}.
+	Key string `json:"key,omitempty"`
+	// Presign also answers a presigned GET URL valid this many seconds (1 to 604800).
+	Presign int `json:"presign,omitempty"`
+}
+
+// StoredObject is where a capture with storage was written.
+type StoredObject struct {
+	Destination string `json:"destination"`
+	Bucket      string `json:"bucket"`
+	Key         string `json:"key"`
+	// URL is the object's URL, unsigned: readable only as the bucket's own policy allows.
+	URL                   string `json:"url"`
+	ETag                  string `json:"etag"`
+	PresignedURL          string `json:"presignedUrl"`
+	PresignedURLExpiresAt string `json:"presignedUrlExpiresAt"`
+}
+
+// Destination is a registered S3-compatible bucket; its credentials are write-only.
+type Destination struct {
+	Name           string `json:"name"`
+	Endpoint       string `json:"endpoint"`
+	Bucket         string `json:"bucket"`
+	Region         string `json:"region"`
+	PathStyle      bool   `json:"pathStyle"`
+	KeyTemplate    string `json:"keyTemplate"`
+	HasCredentials bool   `json:"hasCredentials"`
+	CreatedAt      string `json:"createdAt"`
+	UpdatedAt      string `json:"updatedAt"`
+}
+
+// DestinationCredentials are an access key pair, sent once and stored sealed.
+type DestinationCredentials struct {
+	AccessKeyID     string `json:"accessKeyId"`
+	SecretAccessKey string `json:"secretAccessKey"`
+}
+
+// DestinationCreateParams is the body of POST /api/destinations.
+type DestinationCreateParams struct {
+	Name        string                 `json:"name"`
+	Endpoint    string                 `json:"endpoint"`
+	Bucket      string                 `json:"bucket"`
+	Region      string                 `json:"region,omitempty"`
+	PathStyle   *bool                  `json:"pathStyle,omitempty"`
+	KeyTemplate string                 `json:"keyTemplate,omitempty"`
+	Credentials DestinationCredentials `json:"credentials"`
+}
+
+// DestinationUpdateParams is the body of PATCH /api/destinations/{name}: empty fields are left as
+// they are; Credentials replaces both keys.
+type DestinationUpdateParams struct {
+	Endpoint    string                  `json:"endpoint,omitempty"`
+	Bucket      string                  `json:"bucket,omitempty"`
+	Region      string                  `json:"region,omitempty"`
+	PathStyle   *bool                   `json:"pathStyle,omitempty"`
+	KeyTemplate string                  `json:"keyTemplate,omitempty"`
+	Credentials *DestinationCredentials `json:"credentials,omitempty"`
 }
 
 // UnmarshalJSON decodes the data URI of "image" into Image and MediaType.

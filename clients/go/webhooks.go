@@ -37,8 +37,10 @@ type WebhookEvent struct {
 	// Error is why a capture failed.
 	Error *string `json:"error"`
 	// ImageURL is where to read the image with your key (CaptureService.GetImage); nil when failed.
-	ImageURL  *string `json:"imageUrl"`
-	StatusURL string  `json:"statusUrl"`
+	ImageURL *string `json:"imageUrl"`
+	// Storage is where the image was written, for a capture submitted with storage; nil otherwise.
+	Storage   *StoredObject `json:"storage"`
+	StatusURL string        `json:"statusUrl"`
 }
 
 // CaptureMetadata is a succeeded capture's answer without the image.

@@ -51,7 +51,7 @@ export class S3Error extends Error {
 }
 
 const META_PREFIX = 'x-amz-meta-';
-const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+export const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
 export async function openS3BlobStore(options: S3BlobStoreOptions): Promise<BlobStore> {
   const client = s3Client(options);
@@ -217,7 +217,8 @@ function tag(xml: string, name: string): string | undefined {
   return match ? xmlText(match[1]!) : undefined;
 }
 
-function parseError(xml: string): { code: string | undefined; message: string | undefined } {
+/** S3's error document: its Code and Message. */
+export function parseError(xml: string): { code: string | undefined; message: string | undefined } {
   return { code: tag(xml, 'Code'), message: tag(xml, 'Message') };
 }
 

@@ -94,3 +94,48 @@ export function signRequest(request: SignableRequest): Record<string, string> {
   headers.authorization = `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
   return headers;
 }
+
+/** S3 refuses a presigned URL that claims to last longer than 7 days. */
+export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
+
+export interface PresignRequest {
+  method: string;
+  /** Its path already encoded as it goes on the wire (encodeS3Path); any query it has is signed too. */
+  url: URL;
+  region: string;
+  service?: string;
+  credentials: SigV4Credentials;
+  /** 1 to MAX_PRESIGN_SECONDS. */
+  expiresSeconds: number;
+  now?: Date;
+}
+
+/**
+ * A presigned URL (SigV4's query form): the signature and its scope ride in the query, with only
+ * `host` signed and the payload UNSIGNED-PAYLOAD, so that anyone holding the URL may make exactly
+ * this request until it expires. The secret itself never appears in it.
+ */
+export function presignUrl(request: PresignRequest): URL {
+  const { method, region, credentials, expiresSeconds } = request;
+  if (!Number.isInteger(expiresSeconds) || expiresSeconds < 1 || expiresSeconds > MAX_PRESIGN_SECONDS) {
+    throw new RangeError(`a presigned URL lasts 1 to ${MAX_PRESIGN_SECONDS} seconds`);
+  }
+  const service = request.service ?? 's3';
+  const stamp = amzDate(request.now ?? new Date());
+  const scope = `${stamp.slice(0, 8)}/${region}/${service}/aws4_request`;
+  const url = new URL(request.url);
+  const query: Record<string, string> = {
+    ...Object.fromEntries(url.searchParams),
+    'X-Amz-Algorithm': 'AWS4-HMAC-SHA256',
+    'X-Amz-Credential': `${credentials.accessKeyId}/${scope}`,
+    'X-Amz-Date': stamp,
+    'X-Amz-Expires': String(expiresSeconds),
+    'X-Amz-SignedHeaders': 'host',
+    ...(credentials.sessionToken ? { 'X-Amz-Security-Token': credentials.sessionToken } : {}),
+  };
+  const canonicalRequest = [method, url.pathname || '/', canonicalQuery(query), `host:${url.host}\n`, 'host', 'UNSIGNED-PAYLOAD'].join('\n');
+  const stringToSign = ['AWS4-HMAC-SHA256', stamp, scope, sha256Hex(canonicalRequest)].join('\n');
+  const signingKey = hmac(hmac(hmac(hmac(`AWS4${credentials.secretAccessKey}`, stamp.slice(0, 8)), region), service), 'aws4_request');
+  url.search = `${canonicalQuery(query)}&X-Amz-Signature=${createHmac('sha256', signingKey).update(stringToSign).digest('hex')}`;
+  return url;
+}

@@ -5,6 +5,7 @@ import { mongoUsageHistory } from './mongo-usage-history.ts';
 import { mongoUserStore } from './mongo-users.ts';
 import { mongoJobStore } from './mongo-jobs.ts';
 import { mongoMonitorStore } from './mongo-monitors.ts';
+import { mongoDestinationStore } from './mongo-destinations.ts';
 import { assertSameAccount, duplicateManagedBy, newId, placeKey, USAGE_SCOPES, usageScopes } from './rules.ts';
 import { backfill, isDuplicateKey, managedKey, oneWriteAtATime, ownedBy, upsertOnce } from './mongo-compat.ts';
 import { mongoRateLimit } from './mongo-rate-limit.ts';
@@ -215,6 +216,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
   const usageHistory = await mongoUsageHistory(connection);
   const jobs = await mongoJobStore(connection);
   const monitors = await mongoMonitorStore(connection);
+  const { resealDestinationCredentials, ...destinations } = await mongoDestinationStore(connection, options.secretKeys, async (id) => (await Accounts.exists({ _id: id })) !== null);
 
   return {
     backend: 'mongo',
@@ -222,6 +224,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
     listUsageHistory: usageHistory.listUsageHistory,
     ...jobs,
     ...monitors,
+    ...destinations,
     consumeRateLimit: mongoRateLimit(connection),
 
     async createAccount(input) {
@@ -305,7 +308,7 @@ export async function openMongoStore(options: MongoOptions): Promise<Store & { d
       const stale = (await Keys.find({ signingSecret: { $type: 'string' } }, { signingSecret: 1 }).lean()).filter((doc) => !sealer.isCurrent(doc.signingSecret as string));
       // Each only if it is still what was read: a key regenerated meanwhile keeps its new secret.
       for (const doc of stale) await serially(doc._id, () => Keys.updateOne({ _id: doc._id, signingSecret: doc.signingSecret }, { $set: { signingSecret: sealer.seal(sealer.open(doc.signingSecret as string)) } }));
-      return stale.length;
+      return stale.length + (await resealDestinationCredentials());
     },
     async touchKey(id, at) {
       await serially(id, () => Keys.updateOne({ _id: id }, { $set: { lastUsedAt: at } }));

@@ -7,7 +7,7 @@ import type { ManagedBy, ManagedByRef, NewKey, Site, UsageEvent, UsageScope } fr
  */
 
 /** `site_3f9c…`: a type prefix makes a pasted id self-explaining; 96 random bits make it unguessable. */
-export function newId(type: 'acct' | 'site' | 'key' | 'user' | 'job' | 'mon' | 'run' | 'img'): string {
+export function newId(type: 'acct' | 'site' | 'key' | 'user' | 'job' | 'mon' | 'run' | 'img' | 'dest'): string {
   return `${type}_${randomBytes(12).toString('hex')}`;
 }
 

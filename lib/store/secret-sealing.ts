@@ -28,11 +28,20 @@ export interface SecretSealer {
 }
 
 const PREFIX = 'sealed:v1:';
-/** Binds a sealed value to its use: a value sealed for something else does not open as a signing secret. */
-const AAD = Buffer.from('viewfinder signing secret');
+/**
+ * What a sealed value is for, bound into it (GCM's additional data): a value sealed for one use does
+ * not open as another (a signing secret copied into a destination's column fails to open).
+ */
+export type SealingPurpose = 'viewfinder signing secret' | 'viewfinder destination credentials';
 const keyIdOf = (key: Buffer) => createHash('sha256').update(key).digest('hex').slice(0, 12);
 
-export function secretSealer(keys: SecretKeys = {}): SecretSealer {
+const SEALED_WHAT: Record<SealingPurpose, string> = {
+  'viewfinder signing secret': 'A signing secret is',
+  'viewfinder destination credentials': "A storage destination's credentials are",
+};
+
+export function secretSealer(keys: SecretKeys = {}, purpose: SealingPurpose = 'viewfinder signing secret'): SecretSealer {
+  const AAD = Buffer.from(purpose);
   const byId = new Map<string, Buffer>();
   for (const key of [...(keys.previous ?? []), ...(keys.current ? [keys.current] : [])]) byId.set(keyIdOf(key), key);
   const currentId = keys.current ? keyIdOf(keys.current) : undefined;
@@ -48,7 +57,7 @@ export function secretSealer(keys: SecretKeys = {}): SecretSealer {
       if (!stored.startsWith(PREFIX)) return stored;
       const [keyId, iv, sealed, tag] = stored.slice(PREFIX.length).split(':') as [string, string, string, string];
       const key = byId.get(keyId);
-      if (!key) throw new Error(`A signing secret is sealed with key ${keyId}, which this process does not have: set SIGNING_SECRETS_KEY, or list that key in SIGNING_SECRETS_PREVIOUS_KEYS`);
+      if (!key) throw new Error(`${SEALED_WHAT[purpose]} sealed with key ${keyId}, which this process does not have: set SIGNING_SECRETS_KEY, or list that key in SIGNING_SECRETS_PREVIOUS_KEYS`);
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url')).setAAD(AAD);
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(sealed, 'base64url')), decipher.final()]).toString('utf8');

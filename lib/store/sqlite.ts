@@ -11,6 +11,7 @@ import { sqliteRateLimitCounter } from './sqlite-rate-limit.ts';
 import { sqliteJobStore } from './sqlite-jobs.ts';
 import { secretSealer, type SecretKeys } from './secret-sealing.ts';
 import { sqliteMonitorStore } from './sqlite-monitors.ts';
+import { sqliteDestinationStore } from './sqlite-destinations.ts';
 import type {
   Account,
   ApiKey,
@@ -196,6 +197,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
   };
 
   const usageHistory = sqliteUsageHistory(db, transaction);
+  const { resealDestinationCredentials, ...destinations } = sqliteDestinationStore(db, transaction, options.secretKeys);
 
   return {
     backend: 'sqlite',
@@ -204,6 +206,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
     consumeRateLimit: sqliteRateLimitCounter(db),
     ...sqliteJobStore(db, transaction),
     ...sqliteMonitorStore(db, transaction),
+    ...destinations,
 
     async createAccount(input: NewAccount) {
       const id = newId('acct');
@@ -313,7 +316,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
         const rows = db.prepare('SELECT id, signing_secret FROM api_keys WHERE signing_secret IS NOT NULL').all() as { id: string; signing_secret: string }[];
         const stale = rows.filter((row) => !sealer.isCurrent(row.signing_secret));
         for (const row of stale) run('UPDATE api_keys SET signing_secret = ? WHERE id = ?', sealer.seal(sealer.open(row.signing_secret)), row.id);
-        return stale.length;
+        return stale.length + resealDestinationCredentials();
       });
     },
     async touchKey(id, at) {

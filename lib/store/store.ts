@@ -13,6 +13,7 @@ import type { UserStore } from './users.ts';
 import type { RateLimitState } from './rate-limit-counter.ts';
 import type { JobStore } from './jobs.ts';
 import type { MonitorStore } from './monitors.ts';
+import type { DestinationStore } from './destinations.ts';
 
 /** The Kubernetes object that owns a store object (issue 7's operator). Identity is kind/namespace/name. */
 export interface ManagedBy {
@@ -131,7 +132,7 @@ export type UsageEvent = {
   bytes: number;
 } & ({ keyId: string; monitorId?: never } | { monitorId: string; keyId?: never });
 
-export interface Store extends UserStore, UsageHistoryStore, JobStore, MonitorStore {
+export interface Store extends UserStore, UsageHistoryStore, JobStore, MonitorStore, DestinationStore {
   readonly backend: 'sqlite' | 'mongo';
 
   createAccount(input: NewAccount): Promise<Account>;
@@ -179,8 +180,8 @@ export interface Store extends UserStore, UsageHistoryStore, JobStore, MonitorSt
    */
   getSigningSecret(id: string): Promise<string | null>;
   /**
-   * Seals again, with the current SIGNING_SECRETS_KEY, every signing secret stored plain or under
-   * a previous key (secret-sealing.ts); answers how many. The API runs it at start-up, so that a
+   * Seals again, with the current SIGNING_SECRETS_KEY, every signing secret and every storage
+   * destination's credentials stored plain or under a previous key (secret-sealing.ts); answers how many. The API runs it at start-up, so that a
    * rotation ends once every replica runs with the new key. Stored secrets are sealed at rest;
    * getSigningSecret opens them.
    */

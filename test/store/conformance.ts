@@ -5,6 +5,7 @@ import type { Account, ManagedBy, Store } from '../../lib/store/store.ts';
 import { userStoreConformance } from './users-conformance.ts';
 import { jobStoreConformance } from './jobs-conformance.ts';
 import { monitorStoreConformance } from './monitors-conformance.ts';
+import { destinationStoreConformance } from './destinations-conformance.ts';
 
 /**
  * The store port's conformance suite. Every backend runs exactly these cases (sqlite.test.ts,
@@ -329,4 +330,5 @@ export function storeConformance(open: () => Promise<Store>, cleanup: (store: St
   userStoreConformance(() => ({ store, account, other }));
   jobStoreConformance(() => ({ store, account, other }));
   monitorStoreConformance(() => ({ store, account, other }));
+  destinationStoreConformance(() => ({ store, account, other }));
 }

@@ -38,6 +38,14 @@ describeOnMongo('store: MongoDB backend', (uri) => {
           await close();
         }
       },
+      async rawDestinationCredentials(accountId, name) {
+        const connection = await mongoose.createConnection(uri, { dbName }).asPromise();
+        try {
+          return (await connection.collection<{ accountId: string; name: string; credentials: string }>('destinations').findOne({ accountId, name }))?.credentials ?? null;
+        } finally {
+          await connection.close();
+        }
+      },
       async writePlainSigningSecret(keyId, secret) {
         const { keys, close } = await raw();
         try {

@@ -8,6 +8,8 @@ export interface SealingBackend {
   open(keys: SecretKeys): Promise<Store>;
   /** The signing secret exactly as the backend keeps it, read around the store. */
   rawSigningSecret(keyId: string): Promise<string | null>;
+  /** A storage destination's credentials exactly as the backend keeps them, read around the store. */
+  rawDestinationCredentials(accountId: string, name: string): Promise<string | null>;
   /** Writes a plain signing secret as a store from before sealing did. */
   writePlainSigningSecret(keyId: string, secret: string): Promise<void>;
   /** Removes the data once the case is done. */
@@ -84,6 +86,48 @@ export function sealingConformance(backend: () => SealingBackend): void {
       const after = await open({ current: newKey });
       expect(await after.getSigningSecret(sealedOld.key.id)).to.equal(sealedOld.signingSecret);
       expect(await after.getSigningSecret(plain.key.id)).to.equal('p'.repeat(64));
+    });
+
+    describe("storage destinations' credentials", () => {
+      const credentials = { accessKeyId: 'AKIADESTINATIONTEST1', secretAccessKey: 'destination-secret-0123456789abcdefghij' };
+      const destination = (accountId: string) => ({
+        accountId,
+        name: 'archive',
+        endpoint: 'https://s3.example.com',
+        bucket: 'shots',
+        region: 'us-east-1',
+        pathStyle: true,
+        keyTemplate: '{id}.{format}',
+        credentials,
+      });
+
+      it('keeps only a sealed form (neither key nor secret in it), bound to its use, and opens it for the upload only', async () => {
+        const store = await open({ current: oldKey });
+        const account = await store.createAccount({ name: 'Acme' });
+        await store.createDestination(destination(account.id));
+        const raw = await current.rawDestinationCredentials(account.id, 'archive');
+        expect(raw).to.match(/^sealed:v1:[0-9a-f]{12}:/);
+        expect(raw).to.not.include(credentials.secretAccessKey);
+        expect(raw).to.not.include(credentials.accessKeyId);
+        expect(await store.getDestinationCredentials(account.id, 'archive')).to.deep.equal(credentials);
+        const copy = await open({});
+        const err = await copy.getDestinationCredentials(account.id, 'archive').then(
+          () => undefined,
+          (e: unknown) => e as Error,
+        );
+        expect(err?.message).to.match(/^A storage destination's credentials are sealed with key [0-9a-f]{12}, which this process does not have/);
+      });
+
+      it('moves to the new key with resealSigningSecrets (counted with the signing secrets), after which the old key is not needed', async () => {
+        const before = await open({ current: oldKey });
+        const account = await before.createAccount({ name: 'Acme' });
+        await before.createDestination(destination(account.id));
+        const rotating = await open({ current: newKey, previous: [oldKey] });
+        expect(await rotating.resealSigningSecrets()).to.equal(1);
+        expect(await rotating.resealSigningSecrets()).to.equal(0);
+        const after = await open({ current: newKey });
+        expect(await after.getDestinationCredentials(account.id, 'archive')).to.deep.equal(credentials);
+      });
     });
   });
 }

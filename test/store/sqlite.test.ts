@@ -53,6 +53,14 @@ describe('store: embedded sqlite backend', () => {
           db.close();
         }
       },
+      async rawDestinationCredentials(accountId, name) {
+        const db = raw();
+        try {
+          return ((db.prepare('SELECT credentials FROM destinations WHERE account_id = ? AND name = ?').get(accountId, name) as { credentials: string } | undefined)?.credentials ?? null);
+        } finally {
+          db.close();
+        }
+      },
       async writePlainSigningSecret(keyId, secret) {
         const db = raw();
         try {

@@ -283,6 +283,12 @@ the kubelet evicts the pod, so the margin must cover what the bound does not.
 {{- if and .Values.api.networkPolicy.enabled (eq (include "viewfinder.apiTrustProxy" .) "true") (empty .Values.api.networkPolicy.ingressControllerFrom) -}}
 {{- fail "the API trusts X-Forwarded-* (api.trustProxy): set api.networkPolicy.ingressControllerFrom to where your ingress controller runs (an empty list would admit every client), or api.networkPolicy.enabled=false" -}}
 {{- end -}}
+{{- if and (eq .Values.api.blobStore.kind "s3") (or (not .Values.api.blobStore.s3.bucket) (not .Values.api.blobStore.s3.existingSecret)) -}}
+{{- fail "api.blobStore.kind=s3 needs api.blobStore.s3.bucket and api.blobStore.s3.existingSecret (a Secret holding the access key id and the secret access key, under api.blobStore.s3.accessKeyIdKey and secretAccessKeyKey)" -}}
+{{- end -}}
+{{- if and (eq .Values.api.blobStore.kind "gridfs") (not (include "viewfinder.mongodbSecretName" .)) -}}
+{{- fail "api.blobStore.kind=gridfs needs MongoDB: set mongodb.enabled=true or mongodb.external.existingSecret" -}}
+{{- end -}}
 {{- if lt (int .Values.shutdownTimeoutSeconds) (int .Values.renderer.captureTimeoutSeconds) -}}
 {{- fail "shutdownTimeoutSeconds must be at least renderer.captureTimeoutSeconds: a draining renderer must be able to finish the captures it holds" -}}
 {{- end -}}

@@ -66,8 +66,9 @@ def test_capture_options(openapi) -> None:
     assert as_bool == {"type": "boolean"}
     check_typed_dict(t.ReportOptions, as_object, "POST /api/screenshot report")
     check_typed_dict(t.ReportChecks, as_object["properties"]["checks"], "POST /api/screenshot report.checks")
-    # Self-hosted POST /screenshot takes the same body without site_id (docs/hosted.md).
-    assert typed_keys(t.SelfHostedCaptureOptions) == typed_keys(t.CaptureOptions) - {"site_id"}
+    check_typed_dict(t.StorageOption, schema["properties"]["storage"], "POST /api/screenshot storage")
+    # Self-hosted POST /screenshot takes the same body without site_id and storage (docs/hosted.md, docs/storage.md).
+    assert typed_keys(t.SelfHostedCaptureOptions) == typed_keys(t.CaptureOptions) - {"site_id", "storage"}
 
 
 def test_async_capture_options(openapi) -> None:
@@ -75,7 +76,7 @@ def test_async_capture_options(openapi) -> None:
     check_capture_options(t.AsyncCaptureOptions, single, "POST /api/captures")
     check_capture_options(t.AsyncCaptureOptions, batch["properties"]["captures"]["items"], "POST /api/captures (batch)")
     assert set(batch["properties"]) == {"captures"}
-    assert typed_keys(t.SelfHostedAsyncCaptureOptions) == typed_keys(t.AsyncCaptureOptions) - {"site_id"}
+    assert typed_keys(t.SelfHostedAsyncCaptureOptions) == typed_keys(t.AsyncCaptureOptions) - {"site_id", "storage"}
     # An asynchronous capture takes every synchronous option but report (its answer is not JSON beside the image).
     assert typed_keys(t.AsyncCaptureOptions) - {"webhookUrl", "idempotencyKey"} == typed_keys(t.CaptureOptions) - {"report"}
 
@@ -84,6 +85,9 @@ def test_management_bodies(openapi) -> None:
     check_typed_dict(t.SiteCreateParams, body(openapi, "post", "/api/sites"), "POST /api/sites")
     check_typed_dict(t.SiteUpdateParams, body(openapi, "patch", "/api/sites/{siteId}"), "PATCH /api/sites/{siteId}")
     check_typed_dict(t.KeyCreateParams, body(openapi, "post", "/api/keys"), "POST /api/keys")
+    check_typed_dict(t.DestinationCreateParams, body(openapi, "post", "/api/destinations"), "POST /api/destinations")
+    check_typed_dict(t.DestinationUpdateParams, body(openapi, "patch", "/api/destinations/{name}"), "PATCH /api/destinations/{name}")
+    check_typed_dict(t.DestinationCredentials, body(openapi, "post", "/api/destinations")["properties"]["credentials"], "POST /api/destinations credentials")
     check_typed_dict(t.MonitorBaselineParams, body(openapi, "post", "/api/monitors/{monitorId}/baseline"), "POST .../baseline")
     for params, method, path in ((t.MonitorCreateParams, "post", "/api/monitors"), (t.MonitorUpdateParams, "patch", "/api/monitors/{monitorId}")):
         schema = body(openapi, method, path)
@@ -98,6 +102,8 @@ def test_management_bodies(openapi) -> None:
 
 def test_responses(openapi) -> None:
     check_dataclass(t.Screenshot, answer(openapi, "post", "/api/screenshot"), "POST /api/screenshot 200")
+    check_dataclass(t.StoredObject, answer(openapi, "post", "/api/screenshot")["properties"]["storage"], "POST /api/screenshot 200 storage")
+    check_dataclass(t.Destination, answer(openapi, "get", "/api/destinations/{name}"), "GET /api/destinations/{name}")
     accepted, batch = answer(openapi, "post", "/api/captures", "202")["anyOf"]
     check_dataclass(t.AcceptedCapture, accepted, "POST /api/captures 202")
     check_dataclass(t.AcceptedCapture, batch["properties"]["captures"]["items"], "POST /api/captures 202 (batch)")
@@ -132,6 +138,7 @@ def test_every_operation_is_wrapped(openapi) -> None:
         "captureScreenshot", "submitCaptures", "getCapture", "renderLink",
         "listSites", "createSite", "getSite", "updateSite", "deleteSite",
         "listKeys", "createKey", "deleteKey", "regenerateKey", "getUsage",
+        "listDestinations", "createDestination", "getDestination", "updateDestination", "deleteDestination",
         "listMonitors", "createMonitor", "getMonitor", "updateMonitor", "deleteMonitor",
         "listMonitorRuns", "runMonitorNow", "acceptMonitorBaseline", "getMonitorImage",
         "getOpenApiDocument",  # read by this very test

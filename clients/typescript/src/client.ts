@@ -1,5 +1,5 @@
 import { defaultUserAgent, Transport, type RetryInfo } from './http.ts';
-import { Captures, Keys, Monitors, RenderLinks, Screenshots, Sites, UsageResource, Webhooks, type Context, type Mode } from './resources.ts';
+import { Captures, Destinations, Keys, Monitors, RenderLinks, Screenshots, Sites, UsageResource, Webhooks, type Context, type Mode } from './resources.ts';
 
 export interface ViewfinderOptions {
   /** The API's address, e.g. https://viewfinder.example.com (default: the VIEWFINDER_URL variable). */
@@ -44,6 +44,7 @@ export class Viewfinder {
   readonly captures: Captures;
   readonly sites: Sites;
   readonly keys: Keys;
+  readonly destinations: Destinations;
   readonly monitors: Monitors;
   readonly usage: UsageResource;
   readonly renderLinks: RenderLinks;
@@ -69,6 +70,7 @@ export class Viewfinder {
     this.captures = new Captures(context);
     this.sites = new Sites(context);
     this.keys = new Keys(context);
+    this.destinations = new Destinations(context);
     this.monitors = new Monitors(context);
     this.usage = new UsageResource(context);
     this.renderLinks = new RenderLinks(context);
@@ -104,4 +106,9 @@ export const OPERATIONS = {
   runMonitorNow: 'monitors.run',
   acceptMonitorBaseline: 'monitors.acceptBaseline',
   getMonitorImage: 'monitors.image',
+  listDestinations: 'destinations.list',
+  createDestination: 'destinations.create',
+  getDestination: 'destinations.get',
+  updateDestination: 'destinations.update',
+  deleteDestination: 'destinations.delete',
 } as const;

@@ -5,7 +5,7 @@
  */
 export { Viewfinder, OPERATIONS, type ViewfinderOptions } from './client.ts';
 export type { Mode, SignParams, WaitOptions } from './resources.ts';
-export { Captures, Keys, Monitors, RenderLinks, Screenshots, Sites, UsageResource, Webhooks } from './resources.ts';
+export { Captures, Destinations, Keys, Monitors, RenderLinks, Screenshots, Sites, UsageResource, Webhooks } from './resources.ts';
 export type { RequestOptions, RetryInfo } from './http.ts';
 export * from './errors.ts';
 export * from './types.ts';

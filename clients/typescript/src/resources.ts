@@ -12,6 +12,9 @@ import type {
   CaptureOptions,
   CaptureStatus,
   Deleted,
+  Destination,
+  DestinationCreateParams,
+  DestinationUpdateParams,
   Format,
   IssuedApiKey,
   KeyCreateParams,
@@ -185,6 +188,28 @@ export class Sites extends Resource {
   /** Deletes the site and the keys scoped to it. */
   delete(siteId: string, requestOptions?: RequestOptions): Promise<Deleted> {
     return this.context.transport.json({ method: 'DELETE', path: `/api/sites/${id(siteId)}`, options: requestOptions });
+  }
+}
+
+/** Storage destinations of the account (hosted mode, a full-access key): buckets captures can be written to (docs/storage.md). */
+export class Destinations extends Resource {
+  async list(requestOptions?: RequestOptions): Promise<Destination[]> {
+    return (await this.context.transport.json<{ destinations: Destination[] }>({ method: 'GET', path: '/api/destinations', options: requestOptions })).destinations;
+  }
+  /** Registers a bucket; the credentials are stored sealed and never answered. */
+  create(params: DestinationCreateParams, requestOptions?: RequestOptions): Promise<Destination> {
+    return this.context.transport.json({ method: 'POST', path: '/api/destinations', body: params, options: requestOptions });
+  }
+  get(name: string, requestOptions?: RequestOptions): Promise<Destination> {
+    return this.context.transport.json({ method: 'GET', path: `/api/destinations/${id(name)}`, options: requestOptions });
+  }
+  /** `credentials` replaces both keys. */
+  update(name: string, params: DestinationUpdateParams, requestOptions?: RequestOptions): Promise<Destination> {
+    return this.context.transport.json({ method: 'PATCH', path: `/api/destinations/${id(name)}`, body: params, options: requestOptions });
+  }
+  /** Removes the destination, not the objects written to it. */
+  delete(name: string, requestOptions?: RequestOptions): Promise<Deleted> {
+    return this.context.transport.json({ method: 'DELETE', path: `/api/destinations/${id(name)}`, options: requestOptions });
   }
 }
 

@@ -150,13 +150,66 @@ export interface CaptureOptions extends VisitOptions, PageCredentials {
   steps?: JourneyStep[];
   /** Named secrets that fill steps type with `valueFrom`; write-only. */
   credentials?: Record<string, string>;
+  /** Hosted mode: write the capture to a registered storage destination; the answer then says where it is instead of carrying the image. */
+  storage?: StorageOption;
 }
 export const CAPTURE_OPTION_FIELDS = fields<CaptureOptions>({
   url: true, html: true, quality: true, wait: true, fullPage: true, removeAds: true, format: true, pdf: true, imageQuality: true,
-  selector: true, waitForSelector: true, hideSelectors: true, darkMode: true, reducedMotion: true, cacheTtl: true, site_id: true,
+  selector: true, waitForSelector: true, hideSelectors: true, darkMode: true, reducedMotion: true, cacheTtl: true, site_id: true, storage: true,
   userAgent: true, injectCss: true, injectJs: true, click: true, blockResources: true, blockUrls: true, timezone: true, locale: true,
   geolocation: true, headers: true, cookies: true, authorization: true, steps: true, credentials: true,
 });
+
+/** `storage` on a capture (docs/storage.md): a destination by name, never its credentials. */
+export interface StorageOption {
+  destination: string;
+  /** This capture's key template instead of the destination's: {id}, {date}, {format}. */
+  key?: string;
+  /** Also answer a presigned GET URL valid this many seconds (1 to 604800). */
+  presign?: number;
+}
+export const STORAGE_OPTION_FIELDS = fields<StorageOption>({ destination: true, key: true, presign: true });
+
+/** Where a capture with `storage` was written. */
+export interface StoredObject {
+  destination: string;
+  bucket: string;
+  key: string;
+  /** Unsigned: readable only as the bucket's own policy allows. */
+  url: string;
+  etag?: string;
+  presignedUrl?: string;
+  presignedUrlExpiresAt?: string;
+}
+export const STORED_OBJECT_FIELDS = fields<StoredObject>({ destination: true, bucket: true, key: true, url: true, etag: true, presignedUrl: true, presignedUrlExpiresAt: true });
+
+/** A registered S3-compatible bucket; its credentials are write-only and never answered. */
+export interface Destination {
+  name: string;
+  endpoint: string;
+  bucket: string;
+  region: string;
+  pathStyle: boolean;
+  keyTemplate: string;
+  hasCredentials: true;
+  createdAt: string;
+  updatedAt: string;
+}
+export const DESTINATION_FIELDS = fields<Destination>({ name: true, endpoint: true, bucket: true, region: true, pathStyle: true, keyTemplate: true, hasCredentials: true, createdAt: true, updatedAt: true });
+
+export interface DestinationCreateParams {
+  name: string;
+  endpoint: string;
+  bucket: string;
+  region?: string;
+  pathStyle?: boolean;
+  keyTemplate?: string;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+}
+export const DESTINATION_CREATE_FIELDS = fields<DestinationCreateParams>({ name: true, endpoint: true, bucket: true, region: true, pathStyle: true, keyTemplate: true, credentials: true });
+
+export type DestinationUpdateParams = Partial<Omit<DestinationCreateParams, 'name'>>;
+export const DESTINATION_UPDATE_FIELDS = fields<DestinationUpdateParams>({ endpoint: true, bucket: true, region: true, pathStyle: true, keyTemplate: true, credentials: true });
 
 /** What the page must do to work, judged against its report (docs/capture-options.md, "Checks"). */
 export interface ReportChecks {
@@ -235,8 +288,10 @@ export const ASYNC_CAPTURE_OPTION_FIELDS = fields<AsyncCaptureOptions>({
 /** The JSON answer of a synchronous capture; `image` is a data URI. */
 export interface ScreenshotResult {
   success: true;
-  /** `data:image/png;base64,...` (or image/jpeg, image/webp, application/pdf). */
+  /** `data:image/png;base64,...` (or image/jpeg, image/webp, application/pdf); absent when the capture asked for `storage`. */
   image: string;
+  /** Only with `storage`: where the capture was written, instead of `image`. */
+  storage?: StoredObject;
   url: string;
   quality: Quality;
   width: number;
@@ -260,7 +315,7 @@ export interface ScreenshotResult {
 }
 export const SCREENSHOT_RESULT_FIELDS = fields<ScreenshotResult>({
   success: true, image: true, url: true, quality: true, width: true, height: true, fileSize: true, processingTimeMs: true,
-  waitMs: true, truncated: true, cached: true, site_id: true, report: true, journey: true,
+  waitMs: true, truncated: true, cached: true, site_id: true, report: true, journey: true, storage: true,
 });
 
 /** A capture answered as bytes (Accept: image/...), with the other fields read from its Viewfinder-* headers. */
@@ -333,12 +388,14 @@ export interface WebhookEvent {
   attempts: number;
   metadata: WebhookMetadata | null;
   error: string | null;
-  /** GET it with your key (`captures.image(id)` does) for the image; null for a failed capture. */
+  /** GET it with your key (`captures.image(id)` does) for the image; null for a failed capture, or one written to storage. */
   imageUrl: string | null;
+  /** With `storage`: where the image was written; null otherwise. */
+  storage: StoredObject | null;
   statusUrl: string;
 }
 export const WEBHOOK_EVENT_FIELDS = fields<WebhookEvent>({
-  id: true, event: true, status: true, createdAt: true, finishedAt: true, attempts: true, metadata: true, error: true, imageUrl: true, statusUrl: true,
+  id: true, event: true, status: true, createdAt: true, finishedAt: true, attempts: true, metadata: true, error: true, imageUrl: true, storage: true, statusUrl: true,
 });
 
 /** The Kubernetes resource that owns an object; the API answers 409 to changes made elsewhere. */

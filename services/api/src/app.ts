@@ -31,6 +31,7 @@ import { healthz, readyz } from './routes/health.ts';
 import { screenshotHandler } from './routes/screenshot.ts';
 import type { CaptureJobs } from './captures/service.ts';
 import { captureStatusHandler, submitCapturesHandler } from './routes/captures.ts';
+import { createStorageDelivery, type StorageDelivery } from './storage/delivery.ts';
 
 const SERVICE_VERSION = packageJson.version;
 
@@ -54,6 +55,8 @@ export interface AppDeps {
   captures?: CaptureJobs;
   /** Hosted: page monitors' scheduler and pictures (monitors/service.ts); without it their routes answer 503. */
   monitors?: MonitorService;
+  /** MODE=hosted: uploads to storage destinations; by default built from config.storage on the store. */
+  storage?: StorageDelivery;
   /** MODE=hosted: reviews the operator's ServiceAccount tokens (kubeTokenReviewer); without one the operator routes answer 403. */
   tokenReviewer?: TokenReviewer;
 }
@@ -89,7 +92,8 @@ export function createApp(deps: AppDeps): Koa {
     const { store } = deps;
     if (!store) throw new Error('MODE=hosted needs a store');
     const limiter = deps.limiter ?? createRateLimiter(config.rateLimitPerMinute, (key, limit, windowSeconds) => store.consumeRateLimit(key, limit, windowSeconds));
-    const hosted: HostedDeps = { store, renderer, logger, limiter, resultCache: deps.resultCache, captures: deps.captures, monitors: deps.monitors };
+    const storage = deps.storage ?? createStorageDelivery(store, config.storage);
+    const hosted: HostedDeps = { store, renderer, logger, limiter, resultCache: deps.resultCache, captures: deps.captures, monitors: deps.monitors, storage };
     routes.push(...mountHostedRoutes(hosted, config, deps.tokenReviewer));
     const sessions = sessionManager(store, config.dashboard, deps.clock ?? (() => new Date()));
     routes.push(...dashboardRoutes({ ...hosted, config: config.dashboard, sessions, bodyLimitBytes: config.bodyLimitBytes }));

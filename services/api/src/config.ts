@@ -9,6 +9,7 @@ import { loadRendererConfig, type RendererConfig } from '../../renderer/src/conf
 import { loadDashboardConfig, type DashboardConfig } from './dashboard/config.ts';
 import { loadCapturesConfig, type CapturesConfig } from './captures/config.ts';
 import { loadMonitorsConfig, type MonitorsConfig } from './monitors/config.ts';
+import { loadStorageConfig, type StorageConfig } from './storage/config.ts';
 
 export const MODES = ['self-hosted', 'hosted'] as const;
 export type Mode = (typeof MODES)[number];
@@ -34,6 +35,8 @@ export interface ApiConfig extends HttpServiceConfig {
   captures: CapturesConfig;
   /** Hosted only: page monitors' schedules, slot share and pictures (monitors/config.ts). */
   monitors: MonitorsConfig;
+  /** Hosted only: captures delivered to the client's bucket, its guard and bounds (storage/config.ts). */
+  storage: StorageConfig;
   /** Hosted only: who may call the operator routes (/api/operator), by Kubernetes ServiceAccount token. */
   operatorAuth: OperatorAuthConfig;
 }
@@ -127,6 +130,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     captures: loadCapturesConfig(env),
     monitors: loadMonitorsConfig(env, store, blobs),
     operatorAuth: loadOperatorAuthConfig(env),
+    storage: loadStorageConfig(env),
   };
 }
 

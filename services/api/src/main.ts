@@ -32,6 +32,7 @@ import { startMonitorService } from './monitors/service.ts';
 import { minimumRetrySpanMs } from '../../../lib/jobs/retry.ts';
 import type { Store } from '../../../lib/store/store.ts';
 import type { ResultCache } from './result-cache/result-cache.ts';
+import { createStorageDelivery, type StorageDelivery } from './storage/delivery.ts';
 
 /**
  * Hosted mode runs its jobs on its store. Self-hosted mode opens the embedded store (or MongoDB)
@@ -59,9 +60,17 @@ async function openJobStore(config: ApiConfig, hostedStore: Store | undefined, l
   }
 }
 
-function startCaptureJobs(config: ApiConfig, store: Store | undefined, renderer: Renderer, resultCache: ResultCache, blobs: BlobStore, logger: Logger): CaptureJobs | undefined {
+function startCaptureJobs(
+  config: ApiConfig,
+  store: Store | undefined,
+  renderer: Renderer,
+  resultCache: ResultCache,
+  blobs: BlobStore,
+  storage: StorageDelivery | undefined,
+  logger: Logger,
+): CaptureJobs | undefined {
   if (!store) return undefined;
-  const captures = createCaptureJobs({ store, renderer, config: config.captures, logger, guard: createNetworkGuard(config.renderer.networkAllowlist), resultCache, blobs });
+  const captures = createCaptureJobs({ store, renderer, config: config.captures, logger, guard: createNetworkGuard(config.renderer.networkAllowlist), resultCache, blobs, storage });
   captures.runner.start();
   const webhookSpanMs = minimumRetrySpanMs(config.captures.webhook);
   if (webhookSpanMs < 3_600_000) logger.warn({ webhookSpanMs }, 'Webhook retries span less than an hour (WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_BASE_MS, WEBHOOK_RETRY_MAX_MS): a receiver down for longer misses its events');
@@ -96,7 +105,7 @@ try {
   const store = config.mode === 'hosted' ? instrumentStore(await openStore(config.store), config.store.backend === 'mongo' ? 'mongodb' : 'sqlite') : undefined;
   if (store) logger.info({ store: describeStore(config.store) }, 'Opened the store');
   if (store && !config.store.secretKeys?.current) {
-    logger.warn('SIGNING_SECRETS_KEY is not set: signing secrets are stored as they are, and a copy of the store could sign render links and webhooks (docs/hosted.md#signing-secrets-at-rest)');
+    logger.warn('SIGNING_SECRETS_KEY is not set: signing secrets and storage destinations\' credentials are stored as they are, and a copy of the store could sign render links and webhooks, or write to the destinations (docs/hosted.md#signing-secrets-at-rest)');
   } else if (store) {
     // Seals what was stored plain or under a previous key: a key rotation ends here (docs/hosted.md#signing-secrets-at-rest).
     const resealed = await store.resealSigningSecrets();
@@ -111,7 +120,10 @@ try {
   const jobStore = await openJobStore(config, store, logger);
   const blobs = lazyBlobStore(config.blobs);
   logger.info({ blobs: blobs.describe() }, 'Asynchronous results and monitor pictures go to the blob store (opened on first use)');
-  const captures = startCaptureJobs(config, jobStore, renderer, resultCache, blobs, logger);
+  // Hosted: captures may be written to the accounts' storage destinations, through their own guard.
+  const storage = store ? createStorageDelivery(store, config.storage) : undefined;
+  if (storage && config.storage.endpointAllowlist.entries.length > 0) logger.info({ allowlist: config.storage.endpointAllowlist.entries }, 'Storage destinations may be at these private addresses (STORAGE_ENDPOINT_ALLOWLIST)');
+  const captures = startCaptureJobs(config, jobStore, renderer, resultCache, blobs, storage, logger);
   // One job runner for everything that outlives a request: monitors' runs join the asynchronous
   // captures' runner when there is one (each job type keeps its own concurrency bound).
   const runner = captures?.runner ?? (store ? createJobRunner({ store, logger, concurrency: config.monitors.runConcurrency, leaseMs: 60_000, pollIntervalMs: 1000 }) : undefined);
@@ -140,6 +152,7 @@ try {
         ...(captures ? { captures } : {}),
         ...(monitors ? { monitors } : {}),
         ...(tokenReviewer ? { tokenReviewer } : {}),
+        ...(storage ? { storage } : {}),
       }),
     close: async () => {
       monitors?.stop();

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { openS3BlobStore, S3Error, type S3BlobStoreOptions } from '../../../lib/blobs/s3-blob-store.ts';
-import { EMPTY_PAYLOAD_HASH, signRequest } from '../../../lib/blobs/sigv4.ts';
+import { EMPTY_PAYLOAD_HASH, presignUrl, signRequest } from '../../../lib/blobs/sigv4.ts';
 import { s3Blobs } from '../../support/blob-stores.ts';
 import { describeOnS3, freshBucket } from '../../support/object-store.ts';
 import { blobStoreConformance } from './conformance.ts';
@@ -21,6 +21,25 @@ describe('SigV4 signer', () => {
       'AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, ' +
         'Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41',
     );
+  });
+});
+
+describe('SigV4 presigned URLs (query parameters)', () => {
+  const credentials = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
+
+  it("reproduces AWS's published example (GET Object, 86400 seconds, us-east-1), with the secret nowhere in the URL", () => {
+    // From the S3 API reference, "Authenticating Requests: Using Query Parameters".
+    const url = presignUrl({ method: 'GET', url: new URL('https://examplebucket.s3.amazonaws.com/test.txt'), region: 'us-east-1', credentials, expiresSeconds: 86_400, now: new Date('2013-05-24T00:00:00Z') });
+    expect(url.searchParams.get('X-Amz-Signature')).to.equal('aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404');
+    expect(url.searchParams.get('X-Amz-Credential')).to.equal('AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request');
+    expect(url.href).to.not.include(credentials.secretAccessKey).and.not.include(encodeURIComponent(credentials.secretAccessKey));
+  });
+
+  it('refuses an expiry beyond the 7 days S3 allows, or below a second', () => {
+    const presign = (expiresSeconds: number) => () => presignUrl({ method: 'GET', url: new URL('https://b.example/k'), region: 'us-east-1', credentials, expiresSeconds });
+    expect(presign(604_801)).to.throw(RangeError, /1 to 604800 seconds/);
+    expect(presign(0)).to.throw(RangeError);
+    expect(presign(604_800)).to.not.throw();
   });
 });
 

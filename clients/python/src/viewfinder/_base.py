@@ -149,6 +149,21 @@ class Operations:
     def delete_site(self, site_id: str) -> Operation[t.Deleted]:
         return self._manage("DELETE", f"/sites/{_seg(site_id)}", _model(t.Deleted))
 
+    def list_destinations(self) -> Operation[List[t.Destination]]:
+        return self._manage("GET", "/destinations", _models(t.Destination, "destinations"))
+
+    def create_destination(self, params: Mapping[str, Any]) -> Operation[t.Destination]:
+        return self._manage("POST", "/destinations", _model(t.Destination), params)
+
+    def get_destination(self, name: str) -> Operation[t.Destination]:
+        return self._manage("GET", f"/destinations/{_seg(name)}", _model(t.Destination))
+
+    def update_destination(self, name: str, params: Mapping[str, Any]) -> Operation[t.Destination]:
+        return self._manage("PATCH", f"/destinations/{_seg(name)}", _model(t.Destination), params)
+
+    def delete_destination(self, name: str) -> Operation[t.Deleted]:
+        return self._manage("DELETE", f"/destinations/{_seg(name)}", _model(t.Deleted))
+
     def list_keys(self) -> Operation[List[t.ApiKey]]:
         return self._manage("GET", "/keys", _models(t.ApiKey, "keys"))
 

@@ -130,6 +130,25 @@ class Sites(_SyncResource):
         return self._client._send(self._ops.delete_site(site_id))
 
 
+class Destinations(_SyncResource):
+    """Storage destinations (docs/storage.md): buckets captures can be written to; credentials are write-only."""
+
+    def list(self) -> List[t.Destination]:
+        return self._client._send(self._ops.list_destinations())
+
+    def create(self, params: t.DestinationCreateParams) -> t.Destination:
+        return self._client._send(self._ops.create_destination(params))
+
+    def retrieve(self, name: str) -> t.Destination:
+        return self._client._send(self._ops.get_destination(name))
+
+    def update(self, name: str, params: t.DestinationUpdateParams) -> t.Destination:
+        return self._client._send(self._ops.update_destination(name, params))
+
+    def delete(self, name: str) -> t.Deleted:
+        return self._client._send(self._ops.delete_destination(name))
+
+
 class Keys(_SyncResource):
     def list(self) -> List[t.ApiKey]:
         return self._client._send(self._ops.list_keys())
@@ -196,6 +215,7 @@ class Viewfinder(BaseClient):
         self.render_links = RenderLinks(self)
         self.webhooks = Webhooks(self)
         self.sites = Sites(self)
+        self.destinations = Destinations(self)
         self.keys = Keys(self)
         self.usage = UsageResource(self)
         self.monitors = Monitors(self)
@@ -288,6 +308,25 @@ class AsyncSites(_AsyncResource):
         return await self._client._send(self._ops.delete_site(site_id))
 
 
+class AsyncDestinations(_AsyncResource):
+    """Storage destinations (docs/storage.md): buckets captures can be written to; credentials are write-only."""
+
+    async def list(self) -> List[t.Destination]:
+        return await self._client._send(self._ops.list_destinations())
+
+    async def create(self, params: t.DestinationCreateParams) -> t.Destination:
+        return await self._client._send(self._ops.create_destination(params))
+
+    async def retrieve(self, name: str) -> t.Destination:
+        return await self._client._send(self._ops.get_destination(name))
+
+    async def update(self, name: str, params: t.DestinationUpdateParams) -> t.Destination:
+        return await self._client._send(self._ops.update_destination(name, params))
+
+    async def delete(self, name: str) -> t.Deleted:
+        return await self._client._send(self._ops.delete_destination(name))
+
+
 class AsyncKeys(_AsyncResource):
     async def list(self) -> List[t.ApiKey]:
         return await self._client._send(self._ops.list_keys())
@@ -350,6 +389,7 @@ class AsyncViewfinder(BaseClient):
         self.render_links = RenderLinks(self)
         self.webhooks = Webhooks(self)
         self.sites = AsyncSites(self)
+        self.destinations = AsyncDestinations(self)
         self.keys = AsyncKeys(self)
         self.usage = AsyncUsageResource(self)
         self.monitors = AsyncMonitors(self)

@@ -156,10 +156,22 @@ class SelfHostedCaptureOptions(_CaptureBody, total=False):
     report: Union[bool, ReportOptions]
 
 
+class _StorageOptionRequired(TypedDict):
+    destination: str
+
+
+class StorageOption(_StorageOptionRequired, total=False):
+    """``storage`` (hosted, docs/storage.md): a registered destination by name, never its credentials."""
+
+    key: str
+    presign: int
+
+
 class CaptureOptions(SelfHostedCaptureOptions, total=False):
-    """The body of ``POST /api/screenshot`` (hosted): the self-hosted body and ``site_id``."""
+    """The body of ``POST /api/screenshot`` (hosted): the self-hosted body, ``site_id`` and ``storage``."""
 
     site_id: str
+    storage: StorageOption
 
 
 class SelfHostedAsyncCaptureOptions(_CaptureBody, total=False):
@@ -173,6 +185,38 @@ class AsyncCaptureOptions(SelfHostedAsyncCaptureOptions, total=False):
     """One capture of ``POST /api/captures`` (hosted)."""
 
     site_id: str
+    storage: StorageOption
+
+
+class DestinationCredentials(TypedDict):
+    accessKeyId: str
+    secretAccessKey: str
+
+
+class _DestinationCreateRequired(TypedDict):
+    name: str
+    endpoint: str
+    bucket: str
+    credentials: DestinationCredentials
+
+
+class DestinationCreateParams(_DestinationCreateRequired, total=False):
+    """``POST /api/destinations``: the credentials are stored sealed and never answered."""
+
+    region: str
+    pathStyle: bool
+    keyTemplate: str
+
+
+class DestinationUpdateParams(TypedDict, total=False):
+    """``PATCH /api/destinations/{name}``: ``credentials`` replaces both keys."""
+
+    endpoint: str
+    bucket: str
+    region: str
+    pathStyle: bool
+    keyTemplate: str
+    credentials: DestinationCredentials
 
 
 class _SiteCreateRequired(TypedDict):
@@ -332,8 +376,41 @@ def _decode_data_url(data_url: str) -> bytes:
 
 
 @dataclass(frozen=True)
+class StoredObject:
+    """Where a capture with ``storage`` was written (docs/storage.md)."""
+
+    destination: str = ""
+    bucket: str = ""
+    key: str = ""
+    url: str = ""
+    etag: Optional[str] = None
+    presigned_url: Optional[str] = None
+    presigned_url_expires_at: Optional[str] = None
+    raw: Dict[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class Destination:
+    """A registered bucket; ``has_credentials`` stands for the credentials, which are never answered."""
+
+    name: str
+    endpoint: str
+    bucket: str
+    region: str = "us-east-1"
+    path_style: bool = False
+    key_template: str = ""
+    has_credentials: bool = True
+    created_at: str = ""
+    updated_at: str = ""
+    raw: Dict[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
 class Screenshot:
-    """The JSON answer of a synchronous capture (``image`` is a ``data:`` URL; see ``image_bytes``)."""
+    """The JSON answer of a synchronous capture (``image`` is a ``data:`` URL; see ``image_bytes``).
+
+    With ``storage``, ``image`` is empty and ``storage`` says where the capture was written.
+    """
 
     success: bool = True
     image: str = ""
@@ -350,6 +427,7 @@ class Screenshot:
     report: Optional[Dict[str, Any]] = None
     #: Only when the request had ``steps``: each step's outcome and time, and the capture steps' pictures.
     journey: Optional[Dict[str, Any]] = None
+    storage: Optional[StoredObject] = None
     raw: Dict[str, Any] = _raw()
 
     @property
@@ -571,5 +649,6 @@ class WebhookEvent:
     metadata: Optional[Dict[str, Any]] = None
     error: Optional[str] = None
     image_url: Optional[str] = None
+    storage: Optional[StoredObject] = None
     status_url: Optional[str] = None
     raw: Dict[str, Any] = _raw()

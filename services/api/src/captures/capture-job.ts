@@ -22,6 +22,7 @@ import { resultFields, type ResultFields } from '../routes/screenshot.ts';
 import type { ResultCache } from '../result-cache/result-cache.ts';
 import type { CapturesConfig } from './config.ts';
 import { recordAsyncCaptureDone } from './metrics.ts';
+import { StorageFailure, type StorageDelivery, type StorageOption, type StoredObject } from '../storage/delivery.ts';
 
 export const CAPTURE_JOB = 'capture';
 
@@ -34,10 +35,12 @@ export interface CapturePayload {
   cacheTtl?: number;
   /** Hosted mode: whose capture it is, for usage, the cache scope and the webhook's signing key. */
   hosted?: { accountId: string; siteId: string; keyId: string };
+  /** Hosted mode: write the image to this registered destination (by name; never its credentials). */
+  storage?: StorageOption;
 }
 
-/** The metadata of a finished capture: the synchronous answer's fields without the image. */
-export type CaptureMetadata = ResultFields & { format: CaptureFormat; site_id?: string };
+/** The metadata of a finished capture: the synchronous answer's fields without the image; with storage, where the image went. */
+export type CaptureMetadata = ResultFields & { format: CaptureFormat; site_id?: string; storage?: StoredObject };
 
 export const payloadOf = (job: Job) => job.payload as unknown as CapturePayload;
 
@@ -65,6 +68,25 @@ export interface CaptureJobDeps {
   blobs?: BlobStore | undefined;
   /** Queues the capture's webhook (idempotent per capture). */
   queueWebhook(capture: Job): Promise<void>;
+  /** Uploads to storage destinations (hosted). */
+  storage?: StorageDelivery | undefined;
+}
+
+/**
+ * Writes a capture to its storage destination. Refusals another attempt cannot change (the guard,
+ * the size bound, a destination deleted since the submit) fail the job at once; the rest (wrong
+ * keys, no such bucket, no DNS answer, a timeout) are retried with the capture's backoff, since
+ * the owner may fix the destination meanwhile. The reason becomes the job's lastError.
+ */
+async function deliverToStorage(deps: CaptureJobDeps, job: Job, payload: CapturePayload, format: CaptureFormat, image: Buffer, signal: AbortSignal): Promise<StoredObject> {
+  if (!deps.storage || !payload.hosted || !payload.storage) throw new PermanentJobError('storage destinations are available in hosted mode only');
+  try {
+    return await deps.storage.deliver(payload.hosted.accountId, payload.storage, { id: job.id, createdAt: job.createdAt, format, image }, signal);
+  } catch (err) {
+    if (err instanceof StorageFailure) throw err.permanent ? new PermanentJobError(err.message) : new Error(err.message);
+    if (isPermanent(err)) throw new PermanentJobError((err as Error).message);
+    throw err;
+  }
 }
 
 /** Client errors (a refused address, a domain outside the site's, a selector that matched nothing) fail at once; the rest are retried. */
@@ -110,6 +132,14 @@ export function captureJobHandler(deps: CaptureJobDeps): JobHandler {
         format: result.format,
         ...(payload.hosted ? { site_id: payload.hosted.siteId } : {}),
       };
+      if (payload.storage) {
+        // In the client's bucket instead of here: the job keeps where it went, not the image.
+        metadata.storage = await deliverToStorage(deps, job, payload, result.format, result.image, signal);
+        await recordUsage(payload, 'capture', result.fileSize);
+        await deps.queueWebhook(job);
+        recordAsyncCaptureDone('succeeded', job.createdAt);
+        return { result: metadata as unknown as Record<string, unknown> };
+      }
       // Written before the job is marked done, so that a succeeded job always has its image.
       if (deps.blobs) await deps.blobs.put(resultKeyOf(job.id), result.image, { contentType: MIME_TYPES[result.format] });
       await recordUsage(payload, 'capture', result.fileSize);

@@ -20,6 +20,7 @@ import type { CapturesConfig } from './config.ts';
 import { reportJobCounts } from './metrics.ts';
 import { checkWebhookUrl } from './webhook-delivery.ts';
 import { queueWebhook, webhookJobHandler, webhookKeyOf } from './webhook-job.ts';
+import type { StorageDelivery, StorageOption } from '../storage/delivery.ts';
 
 /** One capture to submit, checked by the route. */
 export interface Submission {
@@ -28,6 +29,8 @@ export interface Submission {
   cacheTtl?: number | undefined;
   idempotencyKey?: string | undefined;
   hosted?: CapturePayload['hosted'];
+  /** Hosted only: the registered destination to write the image to instead of keeping it. */
+  storage?: StorageOption | undefined;
 }
 
 export interface SubmitContext {
@@ -71,6 +74,8 @@ export interface CaptureJobsDeps {
   resultCache?: ResultCache | undefined;
   /** Where finished captures' images go (BLOB_STORE); without one, beside the job in the store. */
   blobs?: BlobStore | undefined;
+  /** Hosted: uploads to storage destinations, for captures submitted with `storage`. */
+  storage?: StorageDelivery | undefined;
 }
 
 export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
@@ -129,6 +134,8 @@ export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
             ...(submission.webhookUrl ? { webhookUrl: submission.webhookUrl } : {}),
             ...(submission.cacheTtl ? { cacheTtl: submission.cacheTtl } : {}),
             ...(submission.hosted ? { hosted: submission.hosted } : {}),
+            // The destination's name only: its credentials are read from the store at upload, never kept in the job.
+            ...(submission.storage ? { storage: submission.storage } : {}),
           };
           // Written (and committed) before the client hears 202.
           ({ job } = await runner.enqueue(CAPTURE_JOB, ownerId, payload as unknown as Record<string, unknown>, { idempotencyKey: submission.idempotencyKey ?? null }));
@@ -148,7 +155,10 @@ export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
       ctx.set('Cache-Control', 'no-store');
       if (raw === undefined) {
         const status = await statusOf(job);
-        if (job.state === 'succeeded') {
+        if (job.state === 'succeeded' && metadata?.storage) {
+          // Written to the client's bucket: the answer says where, and no copy was kept here.
+          status.result = { success: true, ...withoutFormat(metadata) };
+        } else if (job.state === 'succeeded') {
           const image = await imageOf(job);
           if (!image) throw new NotFound(`Capture ${id} not found`);
           status.result = { success: true, image: `data:${MIME_TYPES[metadata!.format]};base64,${image.toString('base64')}`, ...withoutFormat(metadata!) };
@@ -157,6 +167,7 @@ export function createCaptureJobs(deps: CaptureJobsDeps): CaptureJobs {
         return;
       }
       if (job.state !== 'succeeded') throw new Conflict(`Capture ${id} is ${job.state}: there is no image${job.state === 'failed' ? '' : ' yet'}`);
+      if (metadata?.storage) throw new Conflict(`Capture ${id} was written to storage destination ${metadata.storage.destination} (${metadata.storage.key}): the image is there, not here`);
       const image = await imageOf(job);
       if (!image) throw new NotFound(`Capture ${id} not found`);
       sendScreenshot(ctx, { body: { success: true, ...withoutFormat(metadata!) }, image, format: metadata!.format as CaptureFormat }, raw);

@@ -14,7 +14,8 @@ import type { Job } from '../../../../lib/store/jobs.ts';
 import type { Store } from '../../../../lib/store/store.ts';
 import { SIGNATURE_HEADER, signatureHeader } from '../../../../lib/webhook-signature.ts';
 import type { NetworkGuard } from '../../../renderer/src/guard/network-guard.ts';
-import { payloadOf, statusUrlOf } from './capture-job.ts';
+import { payloadOf, statusUrlOf, type CaptureMetadata } from './capture-job.ts';
+import type { StoredObject } from '../storage/delivery.ts';
 import type { CapturesConfig } from './config.ts';
 import { recordWebhookDelivery } from './metrics.ts';
 import { deliverWebhook } from './webhook-delivery.ts';
@@ -48,14 +49,17 @@ export interface WebhookBody {
   /** The capture's metadata (the synchronous answer without the image); null when it failed. */
   metadata: Record<string, unknown> | null;
   error: string | null;
-  /** GET it with the API key and `Accept: image/*` for the image, or without for the JSON status. */
+  /** GET it with the API key and `Accept: image/*` for the image, or without for the JSON status; null when the image went to a storage destination. */
   imageUrl: string | null;
+  /** With the storage option: the object the capture was written to (bucket, key, url, etag, presigned URL); null otherwise. */
+  storage: StoredObject | null;
   statusUrl: string;
 }
 
 export function webhookBodyOf(capture: Job): WebhookBody {
   const statusUrl = statusUrlOf(capture);
   const succeeded = capture.state === 'succeeded';
+  const stored = succeeded ? ((capture.result as unknown as CaptureMetadata | null)?.storage ?? null) : null;
   return {
     id: capture.id,
     event: succeeded ? 'capture.succeeded' : 'capture.failed',
@@ -65,7 +69,8 @@ export function webhookBodyOf(capture: Job): WebhookBody {
     attempts: capture.attempts,
     metadata: succeeded ? capture.result : null,
     error: succeeded ? null : capture.lastError,
-    imageUrl: succeeded ? statusUrl : null,
+    imageUrl: succeeded && !stored ? statusUrl : null,
+    storage: stored,
     statusUrl,
   };
 }

@@ -9,6 +9,8 @@ import type { RateLimiter } from '../rate-limit.ts';
 import type { ResultCache } from '../result-cache/result-cache.ts';
 import type { CaptureJobs } from '../captures/service.ts';
 import type { MonitorService } from '../monitors/service.ts';
+import type { StorageDelivery } from '../storage/delivery.ts';
+import { destinationOperations } from '../storage/destinations.ts';
 import type { DashboardConfig } from './config.ts';
 import { checkCsrf, formBody } from './forms.ts';
 import type { HtmlValue } from './html.ts';
@@ -29,6 +31,8 @@ export interface DashboardDeps {
   captures?: CaptureJobs | undefined;
   /** The Monitors page; absent when page monitors do not run on this API. */
   monitors?: MonitorService | undefined;
+  /** The Storage page registers destinations through it (their endpoints pass the guard). */
+  storage: StorageDelivery;
   bodyLimitBytes: number;
 }
 
@@ -37,6 +41,8 @@ export interface PageContext {
   ctx: Context;
   signedIn: SignedIn;
   ops: AccountOperations;
+  /** The account's storage destinations, through the management API's operations. */
+  destinations: ReturnType<typeof destinationOperations>;
   csrfToken: string;
   /** PUBLIC_BASE_URL: absolute links (signed render links) start with it. */
   publicBaseUrl: string;
@@ -77,6 +83,7 @@ export function signedInPage(deps: DashboardDeps, method: 'GET' | 'POST', sectio
       csrfToken,
       publicBaseUrl: deps.config.publicBaseUrl,
       ops: accountOperations(deps.store, signedIn.account.id),
+      destinations: destinationOperations(deps.store, deps.storage, signedIn.account.id),
       send: (title, main, status) => sendPage(ctx, title, main, { status, shell: { email: signedIn.user.email, accountName: signedIn.account.name, csrfToken, section } }),
       redirect: (path) => {
         ctx.status = 303;

@@ -29,11 +29,12 @@ export function setSecurityHeaders(ctx: Context): void {
   });
 }
 
-export type Section = 'sites' | 'keys' | 'usage' | 'try' | 'jobs' | 'monitors';
+export type Section = 'sites' | 'keys' | 'destinations' | 'usage' | 'try' | 'jobs' | 'monitors';
 
 const SECTIONS: { id: Section; label: string; href: string }[] = [
   { id: 'sites', label: 'Sites', href: '/dashboard/sites' },
   { id: 'keys', label: 'API keys', href: '/dashboard/keys' },
+  { id: 'destinations', label: 'Storage', href: '/dashboard/destinations' },
   { id: 'usage', label: 'Usage', href: '/dashboard/usage' },
   { id: 'try', label: 'Try it', href: '/dashboard/try' },
   { id: 'jobs', label: 'Jobs', href: '/dashboard/jobs' },

@@ -20,6 +20,7 @@ import {
 import { confirmSiteDeletion, createSite, deleteSite, showSite, showSites, SITE_FORM_FIELDS, updateSite } from './pages/sites.ts';
 import { captureTry, showTry, TRY_FORM_FIELDS } from './pages/try.ts';
 import { showUsage } from './pages/usage.ts';
+import { confirmDestinationDeletion, createDestination, deleteDestination, DESTINATION_FORM_FIELDS, showDestinations } from './pages/destinations.ts';
 import { showJobs } from './pages/jobs.ts';
 import {
   ACCEPT_FORM_FIELDS,
@@ -76,6 +77,11 @@ export function dashboardRoutes(deps: DashboardDeps): Route[] {
     page('POST', '/dashboard/keys/:keyId/regenerate', 'keys', regenerateKey),
     page('GET', '/dashboard/keys/:keyId/delete', 'keys', confirmKeyDeletion),
     page('POST', '/dashboard/keys/:keyId/delete', 'keys', deleteKey),
+
+    page('GET', '/dashboard/destinations', 'destinations', showDestinations),
+    page('POST', '/dashboard/destinations', 'destinations', createDestination, DESTINATION_FORM_FIELDS),
+    page('GET', '/dashboard/destinations/:name/delete', 'destinations', confirmDestinationDeletion),
+    page('POST', '/dashboard/destinations/:name/delete', 'destinations', deleteDestination),
 
     page('GET', '/dashboard/usage', 'usage', showUsage),
     page('GET', '/dashboard/try', 'try', showTry),

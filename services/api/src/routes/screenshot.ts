@@ -52,7 +52,13 @@ export const screenshotBodySchema = {
   ...captureOptionsRules,
 } as const;
 
+/** Self-hosted mode has no accounts to register storage destinations to (docs/storage.md says why). */
+export const STORAGE_NEEDS_HOSTED =
+  'storage needs MODE=hosted: captures are written to storage destinations registered to an account (POST /api/destinations), and self-hosted mode has no accounts';
+
 export const screenshotMessages: MessageRule[] = [
+  // Only a schema without `storage` (self-hosted) can fail this way.
+  (e: ErrorObject) => (e.keyword === 'additionalProperties' && e.params.additionalProperty === 'storage' ? STORAGE_NEEDS_HOSTED : undefined),
   // The body's own url: a goto step's missing url is the step's mistake (capture-options.ts).
   (e: ErrorObject) => (e.keyword === 'required' && e.params.missingProperty === 'url' && e.instancePath === '' ? 'URL is required' : undefined),
   (e: ErrorObject) =>

@@ -64,9 +64,9 @@ describe('GET /api/openapi.json (hosted)', () => {
     expect(Object.keys(status)).to.include.members(['401', '404', '406', '409']);
   });
 
-  it('extends the self-hosted body schema with site_id, and only that', () => {
+  it('extends the self-hosted body schema with site_id and storage (destinations are an account\'s), and only those', () => {
     const hostedFields = Object.keys((requestSchema('post', '/api/screenshot') as { properties: object }).properties);
-    expect(hostedFields).to.deep.equal([...Object.keys(screenshotBodySchema.properties), 'site_id']);
+    expect(hostedFields).to.deep.equal([...Object.keys(screenshotBodySchema.properties), 'site_id', 'storage']);
   });
 
   it('documents the hosted errors of the capture route, with 401 as an error-only body', () => {

@@ -16,6 +16,7 @@ import type { Renderer } from '../../../../services/renderer/src/renderer.ts';
 import { sharedRenderer, silentLogger, testConfig } from '../../../support/harness.ts';
 import { createCaptureJobs, type CaptureJobs } from '../../../../services/api/src/captures/service.ts';
 import { createNetworkGuard, type Lookup } from '../../../../services/renderer/src/guard/network-guard.ts';
+import { createStorageDelivery } from '../../../../services/api/src/storage/delivery.ts';
 
 /**
  * A hosted app on a fresh embedded store in a temp DATA_DIR (or the given one), with one account and its full-access
@@ -53,8 +54,9 @@ export async function startHosted(
   const { secret: fullKey } = await store.createKey({ accountId: account.id, name: 'admin', kind: 'full' });
   const renderer = options.renderer ?? (await sharedRenderer());
   const logger = options.logger ?? silentLogger;
+  const storage = createStorageDelivery(store, config.storage, options.lookup);
   const captures = options.captures
-    ? createCaptureJobs({ store, renderer, config: config.captures, logger, guard: createNetworkGuard(config.renderer.networkAllowlist, options.lookup) })
+    ? createCaptureJobs({ store, renderer, config: config.captures, logger, guard: createNetworkGuard(config.renderer.networkAllowlist, options.lookup), storage })
     : undefined;
   const runner = options.monitors ? (captures?.runner ?? createJobRunner({ store, logger: silentLogger, concurrency: 2, leaseMs: 30_000, pollIntervalMs: 50 })) : captures?.runner;
   const monitors = options.monitors && runner
@@ -66,6 +68,7 @@ export async function startHosted(
     renderer,
     logger,
     store,
+    storage,
     ...(options.resultCache ? { resultCache: options.resultCache } : {}),
     ...(captures ? { captures } : {}),
     ...(monitors ? { monitors } : {}),

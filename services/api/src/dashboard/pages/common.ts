@@ -43,6 +43,8 @@ const NOTICES: Record<string, string> = {
   'site-updated': 'The site was saved. Keys apply its domains from their next request.',
   'site-deleted': 'The site and its keys were deleted.',
   'key-deleted': 'The key was deleted. It stopped working at once.',
+  'destination-created': 'The destination was registered. Its secret is stored sealed and is never shown again.',
+  'destination-deleted': 'The destination was deleted. The objects in its bucket stay there.',
   'monitor-created': 'The monitor was created. Its first run takes the baselines: Run now takes them at once.',
   'monitor-updated': 'The monitor was saved. A run queued before the change is skipped; the next runs use the new settings.',
   'monitor-deleted': 'The monitor, its runs and its pictures were deleted.',

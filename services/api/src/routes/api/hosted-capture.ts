@@ -77,6 +77,8 @@ export interface HostedCapture {
   chooseFormat(): { body: ScreenshotBody; raw: CaptureFormat | undefined };
   /** performance.now() when the request arrived. */
   started: number;
+  /** Run after chooseFormat, before the capture: what must hold for it to be of any use (a storage destination that can be reached). */
+  beforeCapture?: () => Promise<void>;
 }
 
 export async function captureForKey(deps: HostedDeps, ctx: Context, { key, account }: Principal, request: HostedCapture) {
@@ -85,6 +87,7 @@ export async function captureForKey(deps: HostedDeps, ctx: Context, { key, accou
   checkDomain(key, site, request.given);
   await limiter.consume(ctx, key.id, account.rateLimitPerMinute);
   const { body, raw } = request.chooseFormat();
+  await request.beforeCapture?.();
 
   const usage = { accountId: account.id, siteId: site.id, keyId: key.id };
   let answer: Awaited<ReturnType<typeof captureScreenshot>>;
@@ -104,5 +107,7 @@ export async function captureForKey(deps: HostedDeps, ctx: Context, { key, accou
     answer: { ...answer, body: { ...answer.body, site_id: site.id } },
     raw,
     recordCapture: (bytes: number) => store.recordUsage({ ...usage, outcome: 'capture', bytes }),
+    /** A capture made but not delivered (its upload failed) counts as a failure. */
+    recordFailure: () => store.recordUsage({ ...usage, outcome: 'failure', bytes: 0 }).catch((usageErr: unknown) => logger.error({ err: usageErr }, 'Failed to record usage')),
   };
 }

@@ -24,6 +24,11 @@ import { listMonitorsRoute } from './monitors.list.ts';
 import { runMonitorNowRoute } from './monitors.runs.create.ts';
 import { listMonitorRunsRoute } from './monitors.runs.list.ts';
 import { updateMonitorRoute } from './monitors.update.ts';
+import { createDestinationRoute } from './destinations.create.ts';
+import { deleteDestinationRoute } from './destinations.delete.ts';
+import { getDestinationRoute } from './destinations.get.ts';
+import { listDestinationsRoute } from './destinations.list.ts';
+import { updateDestinationRoute } from './destinations.update.ts';
 
 /** Every route of MODE=hosted, in the order the OpenAPI document lists them. */
 export function hostedRoutes(version: string): ApiRoute[] {
@@ -51,6 +56,11 @@ export function hostedRoutes(version: string): ApiRoute[] {
     runMonitorNowRoute,
     acceptMonitorBaselineRoute,
     getMonitorImageRoute,
+    listDestinationsRoute,
+    createDestinationRoute,
+    getDestinationRoute,
+    updateDestinationRoute,
+    deleteDestinationRoute,
     ...operatorRoutes,
   ];
   routes.push(openApiRoute(() => routes, version));

@@ -43,6 +43,7 @@ export function openApiDocument(routes: readonly ApiRoute[], version: string): J
       { name: 'Captures', description: 'Asynchronous captures: a 202 at once, the result later, and a signed webhook.' },
       { name: 'Operator', description: "For the Kubernetes operator: objects looked up by the resource that owns them. Authenticated by a trusted ServiceAccount's token, not an API key." },
       { name: 'Monitors', description: 'Pages captured on a schedule and compared with a baseline.' },
+      { name: 'Storage', description: "Storage destinations: the account's S3-compatible buckets, registered once, that captures can be written to (the storage option)." },
     ],
     components: {
       securitySchemes: {

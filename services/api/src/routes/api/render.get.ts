@@ -35,6 +35,9 @@ export const CREDENTIALS_IN_LINK =
 export const STEPS_IN_LINK =
   'steps and credentials cannot ride in a render link: a link is seen by every browser, proxy and log it passes through, and a journey holds what it types; run journeys with POST /api/screenshot';
 const JOURNEY_OPTIONS = ['steps', 'credentials'];
+/** A link answers the image itself, to whoever loads it; delivery to a bucket is a POST's. */
+export const STORAGE_IN_LINK =
+  'storage cannot be asked of a render link: a link answers the image itself; write captures to a storage destination with POST /api/screenshot or POST /api/captures';
 
 const KEY_ID = /^key_[0-9a-f]{24}$/;
 /** 12 digits: any Unix time in seconds until the year 33658; more would be a mistake, not a date. */
@@ -63,6 +66,7 @@ export function optionsFromQuery(query: URLSearchParams): Record<string, unknown
     // By name, before the value's shape could make another 400 of it (headers=..., cookies.name=...).
     if ((CREDENTIAL_OPTIONS as readonly string[]).includes(name.split('.')[0]!)) throw new BadRequest(CREDENTIALS_IN_LINK);
     if (JOURNEY_OPTIONS.includes(name.split('.')[0]!)) throw new BadRequest(STEPS_IN_LINK);
+    if (name.split('.')[0] === 'storage') throw new BadRequest(STORAGE_IN_LINK);
     const values = query.getAll(name);
     const path = name.split('.');
     // A name is a field path of the schema's shape; __proto__ and the like never reach an object.
@@ -238,7 +242,7 @@ export const renderRoute: ApiRoute = {
     304: { description: 'If-None-Match names the ETag of this very image' },
   },
   errors: {
-    400: 'A parameter is invalid or unknown (report among them: a link answers the image alone; headers, cookies, authorization, steps and credentials cannot ride in a link); the error names every problem',
+    400: 'A parameter is invalid or unknown (report and storage among them: a link answers the image alone; headers, cookies, authorization, steps and credentials cannot ride in a link); the error names every problem',
     401: 'The link is unsigned, its signature does not match, or its key is unknown or regenerated',
     403: 'The link expired; or the key does not allow unsigned links; or the URL\'s host is not among the site\'s allowed domains',
     404: 'site_id names no site of the key\'s account',

@@ -7,6 +7,7 @@ import type { RateLimiter } from '../../rate-limit.ts';
 import type { MonitorService } from '../../monitors/service.ts';
 import type { ResultCache } from '../../result-cache/result-cache.ts';
 import type { CaptureJobs } from '../../captures/service.ts';
+import type { StorageDelivery } from '../../storage/delivery.ts';
 
 /**
  * A hosted route describes itself: app.ts mounts it (auth, JSON body, handler) and openapi.ts
@@ -24,6 +25,8 @@ export interface HostedDeps {
   captures?: CaptureJobs | undefined;
   /** Page monitors' scheduler and pictures; without it the monitor routes answer 503. */
   monitors?: MonitorService | undefined;
+  /** Storage destinations: their endpoint checks and the uploads of captures asked to go there. */
+  storage: StorageDelivery;
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -44,7 +47,7 @@ export interface ApiRoute {
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'Screenshots' | 'Sites' | 'API keys' | 'Usage' | 'Documentation' | 'Captures' | 'Operator' | 'Monitors';
+  tag: 'Screenshots' | 'Sites' | 'API keys' | 'Usage' | 'Documentation' | 'Captures' | 'Operator' | 'Monitors' | 'Storage';
   /** 'operator': a trusted Kubernetes ServiceAccount's token (auth/operator-token.ts), not an API key. */
   access: Access | 'public' | 'operator';
   body?: JsonSchema;

@@ -9,10 +9,14 @@ import { captureForKey } from './hosted-capture.ts';
 import { pageReportSchema } from '../../../../renderer/src/report/page-report.ts';
 import { verdictSchema } from '../../monitors/checks.ts';
 import type { ApiRoute } from './route.ts';
+import { NotAcceptable } from '../../../../../lib/errors.ts';
+import { newCaptureId, StorageFailure, storageHttpError, type StorageOption } from '../../storage/delivery.ts';
+import { storageOptionMessages, storageOptionProblems, storageOptionSchema, storedObjectSchema } from '../../storage/schemas.ts';
 
 /** SPEC 2.1 plus `site_id`: the self-hosted body, extended, so both variants validate the same fields the same way. */
 export interface HostedScreenshotBody extends ScreenshotBody {
   site_id?: string;
+  storage?: StorageOption;
 }
 
 export const hostedScreenshotBodySchema = {
@@ -20,21 +24,23 @@ export const hostedScreenshotBodySchema = {
   properties: {
     ...screenshotBodySchema.properties,
     site_id: { type: 'string', minLength: 1, maxLength: 64, description: 'Required with a full-access key; a site key uses its own site.' },
+    storage: storageOptionSchema,
   },
 } as const;
 
 export const validateBody = compileValidator<HostedScreenshotBody>(
   hostedScreenshotBodySchema,
-  [...screenshotMessages, (e: ErrorObject) => (e.instancePath === '/site_id' ? 'site_id must be a non-empty string of at most 64 characters' : undefined)],
-  captureOptionsProblems,
+  [...storageOptionMessages, ...screenshotMessages, (e: ErrorObject) => (e.instancePath === '/site_id' ? 'site_id must be a non-empty string of at most 64 characters' : undefined)],
+  (body) => [...captureOptionsProblems(body), ...storageOptionProblems(body)],
 );
 
 const screenshotResultSchema = {
   type: 'object',
-  required: ['success', 'image', 'url', 'quality', 'width', 'height', 'fileSize', 'processingTimeMs', 'site_id'],
+  required: ['success', 'url', 'quality', 'width', 'height', 'fileSize', 'processingTimeMs', 'site_id'],
   properties: {
     success: { const: true },
-    image: { type: 'string', description: 'data:image/png;base64,... (image/jpeg, image/webp or application/pdf with that format)' },
+    image: { type: 'string', description: 'data:image/png;base64,... (image/jpeg, image/webp or application/pdf with that format); absent with the storage option, whose answer says where the image went' },
+    storage: storedObjectSchema,
     url: { type: 'string' },
     quality: screenshotBodySchema.properties.quality,
     width: { type: 'integer', description: 'Image width in pixels; with format pdf, the first page\'s width in CSS pixels (1 in = 96 px)' },
@@ -84,25 +90,48 @@ export const hostedScreenshotRoute: ApiRoute = {
     },
   },
   errors: {
-    403: 'The URL\'s host, or that of a page it redirects or navigates to, is not among the site\'s allowed domains; or html with a domain-restricted key; or the site key belongs to another site',
+    403: 'The URL\'s host, or that of a page it redirects or navigates to, is not among the site\'s allowed domains; or html with a domain-restricted key; or the site key belongs to another site; or the storage destination\'s endpoint is refused by the network guard',
     404: 'The site does not exist or belongs to another account',
-    406: 'Accept allows neither JSON nor the media type of the requested format; or a report was asked with an Accept that allows only the image',
+    406: 'Accept allows neither JSON nor the media type of the requested format; or a report or storage was asked with an Accept that allows only the image',
     408: 'The page took too long to load, or no element matching waitForSelector became visible in time',
     422: 'A step of the journey (steps) failed: the error names it and why; `journey` holds the step report (failedStep, each step\'s status, durationMs and reason) and `image` the page when it failed (a data URI)',
     429: 'Rate limit exceeded; see Retry-After',
     500: 'Screenshot generation failed',
+    502: 'With storage: the destination refused or failed the upload (wrong keys, no such bucket, no DNS answer, no connection, timeout); the error says which, never the credentials',
   },
   handler: (deps) =>
     async (ctx) => {
       const started = performance.now();
-      const { site_id: siteId, ...given } = validateBody(ctx.request.body);
+      const { site_id: siteId, storage, ...given } = validateBody(ctx.request.body);
+      const principal = principalOf(ctx);
       // After the site, domain and rate-limit checks, as before: the Accept header's format.
       const chooseFormat = () => {
         const raw = rawImageFormat(ctx, given.format);
+        if (storage && raw !== undefined) throw new NotAcceptable('Not acceptable: with storage the answer is JSON saying where the image went; accept application/json');
         return { raw, body: withAcceptedFormat(given, raw, validateBody) };
       };
-      const { answer, raw, recordCapture } = await captureForKey(deps, ctx, principalOf(ctx), { given, siteId, chooseFormat, started });
+      // The destination exists and its endpoint passes the guard before anything renders.
+      const beforeCapture = storage ? () => deps.storage.prepareNow(principal.account.id, storage).then(() => undefined, rethrowStorage) : undefined;
+      const { answer, raw, recordCapture, recordFailure } = await captureForKey(deps, ctx, principal, { given, siteId, chooseFormat, started, ...(beforeCapture ? { beforeCapture } : {}) });
+      if (!storage) {
+        await recordCapture(answer.body.fileSize);
+        sendScreenshot(ctx, answer, raw);
+        return;
+      }
+      let stored;
+      try {
+        stored = await deps.storage.deliver(principal.account.id, storage, { id: newCaptureId(), createdAt: new Date(), format: answer.format, image: answer.image });
+      } catch (err) {
+        await recordFailure();
+        rethrowStorage(err);
+      }
       await recordCapture(answer.body.fileSize);
-      sendScreenshot(ctx, answer, raw);
+      const { image: _image, ...fields } = answer.body;
+      if (answer.body.cached !== undefined) ctx.set('Viewfinder-Cache', answer.body.cached ? 'hit' : 'miss');
+      ctx.body = { ...fields, storage: stored };
     },
 };
+
+function rethrowStorage(err: unknown): never {
+  throw err instanceof StorageFailure ? storageHttpError(err) : err;
+}
