@@ -14,7 +14,7 @@ import type { Store } from '../../../../lib/store/store.ts';
 import type { Renderer } from '../../../renderer/src/renderer.ts';
 import type { MonitorsConfig } from './config.ts';
 import type { MonitorImages } from './images.ts';
-import { forgetMonitor, setMonitorMetricsSource, type MonitorMetricsState } from './metrics.ts';
+import { forgetMonitor, pageCheckMetrics, setMonitorMetricsSource, type MonitorMetricsState } from './metrics.ts';
 import { imagesOf, pruneHistory, runMonitor } from './run.ts';
 import { intervalSeconds, nextRunAfter } from './schedule.ts';
 import { monitorSlots } from './slots.ts';
@@ -193,7 +193,8 @@ async function metricsState(store: Store): Promise<MonitorMetricsState[]> {
         lastRunTime: Math.max(last?.finishedAt.getTime() ?? 0, monitor.scheduleStartedAt.getTime()) / 1000,
         consecutiveFailedRuns: failedInARow === -1 ? runs.length : failedInARow,
         pages: monitor.pages.map((page) => {
-          const lastPage = runs.map((run) => run.pages.find((result) => result.page === page.name)).find((result) => result !== undefined);
+          const results = runs.flatMap((run) => run.pages.filter((result) => result.page === page.name));
+          const lastPage = results[0];
           const lastRun = runs.find((run) => run.pages.some((result) => result.page === page.name));
           return {
             page: page.name,
@@ -201,6 +202,7 @@ async function metricsState(store: Store): Promise<MonitorMetricsState[]> {
             ...(lastPage?.diffRatio !== null && lastPage?.diffRatio !== undefined ? { diffRatio: lastPage.diffRatio } : {}),
             ...(lastRun ? { lastRunTime: lastRun.finishedAt.getTime() / 1000 } : {}),
             ...(lastPage ? { lastOutcome: lastPage.outcome } : {}),
+            ...pageCheckMetrics(page, results),
           };
         }),
       };

@@ -23,6 +23,7 @@ import { getMonitorImageRoute } from './monitors.image.ts';
 import { listMonitorsRoute } from './monitors.list.ts';
 import { runMonitorNowRoute } from './monitors.runs.create.ts';
 import { listMonitorRunsRoute } from './monitors.runs.list.ts';
+import { getMonitorRunRoute } from './monitors.runs.get.ts';
 import { updateMonitorRoute } from './monitors.update.ts';
 
 /** Every route of MODE=hosted, in the order the OpenAPI document lists them. */
@@ -48,6 +49,7 @@ export function hostedRoutes(version: string): ApiRoute[] {
     updateMonitorRoute,
     deleteMonitorRoute,
     listMonitorRunsRoute,
+    getMonitorRunRoute,
     runMonitorNowRoute,
     acceptMonitorBaselineRoute,
     getMonitorImageRoute,
