@@ -92,6 +92,14 @@ describe('checks on monitor pages, through a real monitor run (hosted, real Chro
     expect(sample('viewfinder_monitor_page_web_vital_over_bound', 'page="healthy",vital="LCP"')).to.equal('0');
     expect(sample('viewfinder_monitor_page_web_vital_over_bound', 'page="healthy",vital="FCP"'), 'no bound declared').to.equal(undefined);
     expect(sample('viewfinder_monitor_page_web_vital_over_bound_runs', 'page="healthy",vital="CLS"')).to.equal('0');
+
+    // A new spec is read at the next scrape, without a new run: the page without checks has no such series.
+    const { checks: _checks, ...withoutChecks } = created.body.pages[1];
+    const patched = await api().patch(`/api/monitors/${created.body.id}`, { pages: [created.body.pages[0], withoutChecks, created.body.pages[2]].map(({ hasCredentials: _h, ...page }: Record<string, unknown>) => page) });
+    expect(patched.status, patched.text).to.equal(200);
+    const after = await apiRegistry.metrics();
+    expect(after).to.include(`viewfinder_monitor_page_checks_failing{namespace="${hosted.account.id}",name="health",page="healthy"} 0`);
+    expect(after).to.not.include(`viewfinder_monitor_page_checks_failing{namespace="${hosted.account.id}",name="health",page="broken"}`);
   });
 
   it('fails exactly the stylesheet check of a page whose stylesheet is missing, run after run', async () => {
