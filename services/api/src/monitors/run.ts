@@ -16,6 +16,7 @@ import type { Site, Store } from '../../../../lib/store/store.ts';
 import { PROFILES } from '../../../renderer/src/capture/profiles.ts';
 import type { CaptureRequest, CaptureResult, Renderer } from '../../../renderer/src/renderer.ts';
 import { evaluateChecks, reportRequestFor } from './checks.ts';
+import { reportForStorage } from './stored-report.ts';
 import { diffPngs } from './diff/diff.ts';
 import type { MonitorImages } from './images.ts';
 import { recordPageRun, recordRunDuration } from './metrics.ts';
@@ -122,7 +123,7 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
   // A renderer that predates reports (a rolling upgrade) answers none: nothing to judge, verdict null.
   const report = captured.report ?? null;
   const verdict = page.checks !== undefined && report !== null ? evaluateChecks(report, page.checks) : null;
-  const judged = { report, verdict };
+  const judged = { report: report === null ? null : reportForStorage(report), verdict };
   const captureImageId = await deps.images.put(image);
   const baselineImageId = monitor.baselines[page.name] ?? null;
   const baseline = baselineImageId === null ? null : await deps.images.get(baselineImageId);
