@@ -253,7 +253,8 @@ function healthyCondition(monitor: ManagedMonitor, generation: number): Omit<Con
   const checked = new Set(monitor.pages.filter((page) => page.checks !== undefined).map((page) => page.name));
   if (checked.size === 0) return unknown(REASONS.NoChecks, 'No page declares checks');
   const run = monitor.lastRun;
-  const judged = (run?.pages ?? []).filter((page) => checked.has(page.page) && page.verdict !== null);
+  // An API older than checks answers no verdict at all: judged by nothing, as null.
+  const judged = (run?.pages ?? []).filter((page) => checked.has(page.page) && page.verdict !== null && page.verdict !== undefined);
   if (!run || judged.length === 0) {
     const notCaptured = (run?.pages ?? []).filter((page) => checked.has(page.page) && page.outcome === 'failed').map((page) => page.page);
     return unknown(REASONS.NotRunYet, notCaptured.length > 0 ? `The last run could not capture ${notCaptured.join(', ')}: no check was judged` : 'No run has judged the checks yet');
