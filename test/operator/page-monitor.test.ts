@@ -13,7 +13,6 @@ import {
   describeOnEachTarget,
   ready,
   startHostedApi,
-  startFakeTarget,
   startRealTarget,
   startTestOperator,
   waitFor,
@@ -360,8 +359,7 @@ describe('PageMonitor controller on a real API server, with real Chromium captur
   });
 });
 
-describe('PageMonitor checks against the fake API server, with real Chromium (issue #40)', function () {
-  this.timeout(300_000);
+describeOnEachTarget('PageMonitor checks, with real Chromium (issue #40)', 300_000, (start) => {
   let server: http.Server;
   let origin: string;
   let broken = false;
@@ -376,7 +374,7 @@ describe('PageMonitor checks against the fake API server, with real Chromium (is
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const ctx = useMonitorOperator(startFakeTarget, sharedRenderer);
+  const ctx = useMonitorOperator(start, sharedRenderer);
   const { get, condition, readyMonitor, notReady, runAndMirror, eventsOf } = monitorHelpers(ctx);
 
   it('goes Healthy=False ChecksFailing naming the page and check when the page breaks, with failingChecks and one event, and back to True with one ChecksPassing when fixed', async () => {
