@@ -76,7 +76,8 @@ export interface ManagedMonitor {
   name: string;
   schedule: string;
   compare: { threshold: number; baseline: 'accepted' | 'previous'; pixelTolerance: number };
-  pages: Array<{ name: string }>;
+  /** `checks` as declared (its shape is the API's business: the operator only asks whether a page has any). */
+  pages: Array<{ name: string; checks?: object }>;
   baselines: Record<string, string>;
   managedBy: ManagedByWire;
   nextRunAt: string | null;
@@ -91,6 +92,12 @@ export interface ManagedMonitor {
       captureImageId: string | null;
       baselineImageId: string | null;
       error: string | null;
+      /** The page's checks judged against its report (issue #40); null without checks or when the capture failed. The report itself stays in the API. */
+      verdict: {
+        failing: boolean;
+        failures: Array<{ check: string; measured: number | string | null; bound: number | string | number[]; message: string }>;
+        passed: string[];
+      } | null;
     }>;
   } | null;
 }

@@ -146,6 +146,11 @@ func (s *MonitorService) Runs(ctx context.Context, id string) ([]MonitorRun, err
 	return runs, err
 }
 
+// GetRun answers one run, each page with the report of its visit and the verdict of its checks.
+func (s *MonitorService) GetRun(ctx context.Context, id, runID string) (*MonitorRunWithReports, error) {
+	return callFor[MonitorRunWithReports](ctx, s.c, request{method: http.MethodGet, path: pathOf("/api/monitors", id, "runs", runID), idempotent: true})
+}
+
 // AcceptBaseline makes a run's picture of a page that page's baseline.
 func (s *MonitorService) AcceptBaseline(ctx context.Context, id string, params *BaselineParams) (*Monitor, error) {
 	return callFor[Monitor](ctx, s.c, request{method: http.MethodPost, path: pathOf("/api/monitors", id, "baseline"), body: params, idempotent: true})

@@ -122,8 +122,12 @@ func TestMonitorsAndUsage(t *testing.T) {
 		}
 	}
 	run := runs[0]
-	if run.Trigger != "manual" || len(run.Pages) != 1 || run.Pages[0].Outcome != "baseline" || run.Pages[0].CaptureImageID == nil {
+	if run.Trigger != "manual" || len(run.Pages) != 1 || run.Pages[0].Outcome != "baseline" || run.Pages[0].CaptureImageID == nil || run.Pages[0].Verdict != nil {
 		t.Fatalf("the first run: %+v", run)
+	}
+	withReports, err := client.Monitors.GetRun(ctx, monitor.ID, run.ID)
+	if err != nil || len(withReports.Pages) != 1 || withReports.Pages[0].Report == nil || withReports.Pages[0].Report.Document.Status == nil || *withReports.Pages[0].Report.Document.Status != 200 {
+		t.Fatalf("GetRun: %+v, %v", withReports, err)
 	}
 	accepted, err := client.Monitors.AcceptBaseline(ctx, monitor.ID, &viewfinder.BaselineParams{RunID: run.ID, Page: "home"})
 	if err != nil || accepted.Baselines["home"] == "" {

@@ -56,6 +56,8 @@ type MonitorPage struct {
 	IgnoreRegions   []Region `json:"ignoreRegions,omitempty"`
 	VisitOptions
 	Credentials *Credentials `json:"credentials,omitempty"`
+	// Checks says what the page must do to work, judged in every run; axe runs only with MaxViolations.
+	Checks *Checks `json:"checks,omitempty"`
 }
 
 // Credentials of a page behind a login, sent to its URL's origin only: in CaptureOptions, and as a
@@ -119,6 +121,24 @@ type MonitorRunPage struct {
 	DiffImageID     *string  `json:"diffImageId"`
 	BaselineImageID *string  `json:"baselineImageId"`
 	Error           *string  `json:"error"`
+	// Verdict is the page's checks judged in this run; nil without checks or when the capture failed.
+	Verdict *Verdict `json:"verdict"`
+}
+
+// MonitorRunWithReports is one run as GetRun answers it: each page with the report of its visit.
+type MonitorRunWithReports struct {
+	ID          string                 `json:"id"`
+	Trigger     string                 `json:"trigger"`
+	ScheduledAt string                 `json:"scheduledAt"`
+	StartedAt   string                 `json:"startedAt"`
+	FinishedAt  string                 `json:"finishedAt"`
+	Pages       []MonitorRunPageReport `json:"pages"`
+}
+
+// MonitorRunPageReport is a page of one run with its report (nil when the capture failed).
+type MonitorRunPageReport struct {
+	MonitorRunPage
+	Report *PageReport `json:"report"`
 }
 
 // BaselineParams is the body of POST /api/monitors/{id}/baseline: accept that run's picture of the

@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import type { Monitor, MonitorRun, MonitorStore } from './monitors.ts';
+import { pageResultsOf, type Monitor, type MonitorRun, type MonitorStore } from './monitors.ts';
 import { monitorScope } from './monitors.ts';
 import { backfill, isDuplicateKey, managedKey, oneWriteAtATime, ownedBy } from './mongo-compat.ts';
 import { duplicateManagedBy, newId } from './rules.ts';
@@ -175,5 +175,5 @@ function toMonitor(doc: MonitorDoc | null): Monitor | null {
 
 function toRun(doc: RunDoc): MonitorRun {
   const { _id, monitorId, trigger, scheduledAt, startedAt, finishedAt, pages } = doc;
-  return { id: _id, monitorId, trigger, scheduledAt, startedAt, finishedAt, pages };
+  return { id: _id, monitorId, trigger, scheduledAt, startedAt, finishedAt, pages: pageResultsOf(pages) };
 }

@@ -8,7 +8,7 @@
  * operator owns it, the account itself otherwise, which is also how metrics label it.
  */
 import type { ManagedBy, ManagedByRef } from './store.ts';
-// Types only (erased at run time): the report and the checks are defined once, beside the code that makes and judges them.
+// Types only (erased at run time): a run records the renderer's page report and the checks' verdict as they are.
 import type { PageReport } from '../../services/renderer/src/report/page-report.ts';
 import type { Checks, Verdict } from '../../services/api/src/monitors/checks.ts';
 
@@ -43,7 +43,7 @@ export interface MonitorPage {
   injectJs?: string;
   blockResources?: ('images' | 'fonts' | 'media' | 'scripts')[];
   blockUrls?: string[];
-  /** What the page must do to work (issue #40), judged from each run's report. */
+  /** What the page must do to work (services/api/src/monitors/checks.ts); axe runs only when it has maxViolations. */
   checks?: Checks;
   /** Write-only: never in a monitor's answer (which says hasCredentials), a run, a log or a metric. */
   credentials?: MonitorPageCredentials;
@@ -108,10 +108,10 @@ export interface MonitorPageResult {
   diffImageId: string | null;
   baselineImageId: string | null;
   error: string | null;
-  /** What the visit measured (issue #40); absent (runs recorded before it) reads as null. */
-  report?: PageReport | null;
-  /** The page's checks judged against the report; absent or null when none were declared or there was no report. */
-  verdict?: Verdict | null;
+  /** What the visit measured (issue #40); null when the capture failed, and in runs recorded before reports. */
+  report: PageReport | null;
+  /** The page's checks judged against the report; null when it declares none, the capture failed, or in older runs. */
+  verdict: Verdict | null;
 }
 
 export interface MonitorRun {
@@ -152,6 +152,14 @@ export interface MonitorStore {
   listMonitorRuns(monitorId: string, limit: number): Promise<MonitorRun[]>;
   getMonitorRun(id: string): Promise<MonitorRun | null>;
   deleteMonitorRuns(ids: string[]): Promise<void>;
+}
+
+/**
+ * A stored run's pages as the port answers them: runs recorded before reports existed (no such
+ * fields in the row or document) read as report and verdict null, on both backends.
+ */
+export function pageResultsOf(pages: Array<Omit<MonitorPageResult, 'report' | 'verdict'> & Partial<Pick<MonitorPageResult, 'report' | 'verdict'>>>): MonitorPageResult[] {
+  return pages.map((page) => ({ ...page, report: page.report ?? null, verdict: page.verdict ?? null }));
 }
 
 /** The scope a monitor's name is unique in, and the namespace its metrics carry. */

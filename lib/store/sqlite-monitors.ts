@@ -1,7 +1,7 @@
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import { Conflict } from '../errors.ts';
 import type { ManagedByRef } from './store.ts';
-import { monitorScope, type Monitor, type MonitorRun, type MonitorSpec, type MonitorStore } from './monitors.ts';
+import { monitorScope, pageResultsOf, type Monitor, type MonitorRun, type MonitorSpec, type MonitorStore } from './monitors.ts';
 import { duplicateManagedBy, newId } from './rules.ts';
 
 /**
@@ -174,5 +174,5 @@ function toMonitor(row: Row | undefined): Monitor | null {
 function toRun(row: Row | undefined): MonitorRun | null {
   if (!row) return null;
   const data = JSON.parse(row.data as string) as Omit<MonitorRun, 'id'> & Record<'scheduledAt' | 'startedAt' | 'finishedAt', string>;
-  return { ...data, id: row.id as string, scheduledAt: new Date(data.scheduledAt), startedAt: new Date(data.startedAt), finishedAt: new Date(data.finishedAt) };
+  return { ...data, pages: pageResultsOf(data.pages), id: row.id as string, scheduledAt: new Date(data.scheduledAt), startedAt: new Date(data.startedAt), finishedAt: new Date(data.finishedAt) };
 }

@@ -34,6 +34,15 @@ export const REASONS = {
   RunFailed: 'RunFailed',
   /** A page got a new baseline: its first picture, or one accepted in the API (Normal event). */
   BaselineAccepted: 'BaselineAccepted',
+  // A PageMonitor's Healthy condition (issue #40): True ChecksPassing, False ChecksFailing, Unknown
+  // NotRunYet (no run has judged the checks yet) or NoChecks (no page declares any); the events are
+  // recorded on a change of state only: ChecksFailing (Warning) when the set of failing checks
+  // changes and is not empty, ChecksPassing (Normal) when it empties.
+  /** Every page with checks passed them in the last run that judged them. */
+  ChecksPassing: 'ChecksPassing',
+  /** A page failed a check in the last run that judged it. */
+  ChecksFailing: 'ChecksFailing',
+  NoChecks: 'NoChecks',
 } as const;
 
 export type Reason = (typeof REASONS)[keyof typeof REASONS];

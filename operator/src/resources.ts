@@ -115,6 +115,8 @@ export interface PageMonitorResource {
       baselineCaptureId?: string;
       lastError?: string;
       regions?: MonitorRegionSpec[];
+      /** The checks the page failed in the last run that judged it; measured and bound as text. */
+      failingChecks?: Array<{ check: string; measured?: string; bound?: string; message: string }>;
     }>;
     conditions?: Condition[];
   };

@@ -4,6 +4,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { parse as parseYaml, stringify } from 'yaml';
 import { crdAjv } from '../support/crd-ajv.ts';
+import { ajv } from '../../services/api/src/validation.ts';
+import { checksSchema } from '../../services/api/src/monitors/checks.ts';
 import { kubectl } from '../support/k8s-tools.ts';
 import { createNamespace, deleteNamespace, testNamespaceName } from '../support/namespaces.ts';
 import { skippedWithoutCluster } from '../support/cluster.ts';
@@ -56,7 +58,23 @@ const REFUSED: Array<[string, Spec, RegExp]> = [
   ['a kind of resource to block that does not exist', withSpec({ pages: [page('home', { blockResources: ['stylesheets'] })] }), /blockResources.*Unsupported value/],
   ['a latitude beyond 90', withSpec({ pages: [page('home', { geolocation: { latitude: 91, longitude: 0 } })] }), /latitude.*less than or equal to 90/],
   ['credentials without the Secret\'s name', withSpec({ pages: [page('home', { credentialsSecretRef: {} })] }), /credentialsSecretRef.name.*Required/],
+  // issue 40: checks, with the management API's bounds (checks.ts)
+  ['an expected status out of range', withSpec({ pages: [page('home', { checks: { status: [700] } })] }), /checks.status\[0\].*less than or equal to 599/],
+  ['a negative bound on axe violations', withSpec({ pages: [page('home', { checks: { maxViolations: { serious: -1 } } })] }), /maxViolations.serious.*greater than or equal to 0/],
+  ['a text check with nothing to look for', withSpec({ pages: [page('home', { checks: { text: [{ selector: '#buy' }] } })] }), /a text check needs contains or notContains/],
+  ['a negative load time', withSpec({ pages: [page('home', { checks: { maxLoadTime: -1 } })] }), /maxLoadTime.*greater than or equal to 0/],
 ];
+
+/** Every check and form the API takes (docs/monitors.md, "Checks"). */
+const EVERY_CHECK = {
+  status: [200, 304],
+  maxConsoleErrors: { max: 0, ignore: ['*ResizeObserver loop*'] },
+  maxFailedRequests: { max: 2, ignore: ['*://*.analytics.example/*'], byType: { stylesheet: 0, script: 0 } },
+  webVitals: { LCP: 'good', CLS: 0.1, FCP: 'needs-improvement', TTFB: 800, TBT: 300 },
+  maxViolations: { critical: 0, serious: 0, skipRules: ['color-contrast'] },
+  text: [{ selector: '#buy', contains: 'Add to cart' }, { notContains: 'Error' }],
+  maxLoadTime: 5000,
+};
 
 const ACCEPTED: Array<[string, Spec]> = [
   ['every five minutes', valid],
@@ -105,6 +123,7 @@ const ACCEPTED: Array<[string, Spec]> = [
     }),
   ],
   ['20 pages', withSpec({ pages: Array.from({ length: 20 }, (_, i) => page(`p${i}`)) })],
+  ['every check, in every form', withSpec({ pages: [page('home', { checks: EVERY_CHECK }), page('plain', { checks: { maxConsoleErrors: 0, maxFailedRequests: 0 } })] })],
 ];
 
 describe('PageMonitor CRD', () => {
@@ -132,11 +151,45 @@ describe('PageMonitor CRD', () => {
         ...['darkMode', 'fullPage', 'hideSelectors', 'ignoreRegions', 'name', 'quality', 'reducedMotion', 'removeAds', 'selector', 'url', 'wait', 'waitForSelector'],
         // issue 30: the visit options, and a page behind a login's Secret
         ...['userAgent', 'locale', 'timezone', 'geolocation', 'click', 'injectCss', 'injectJs', 'blockResources', 'blockUrls', 'credentialsSecretRef'],
+        // issue 40
+        'checks',
       ].sort(),
     );
     expect(Object.keys(schema.properties.status.properties).sort()).to.deep.equal(
       ['conditions', 'largestDiffRatio', 'lastRunId', 'lastRunTime', 'monitorId', 'nextRunTime', 'observedGeneration', 'pages'].sort(),
     );
+  });
+
+  it("declares checks with the management API's checks (checks.ts): the same fields and bounds, a form that is a count or an object left to the API", () => {
+    const crdChecks = schema.properties.spec.properties.pages.items.properties.checks;
+    /** The JSON Schema keywords that bound a value; descriptions and the API's own forms aside. */
+    const bounds = (node: Record<string, unknown>): unknown => {
+      if ('anyOf' in node) return 'checked by the API';
+      if (node['x-kubernetes-preserve-unknown-fields'] === true) return 'checked by the API';
+      const kept: Record<string, unknown> = {};
+      for (const key of ['type', 'minimum', 'maximum', 'minItems', 'maxItems', 'minLength', 'maxLength', 'enum']) if (key in node) kept[key] = node[key];
+      if (node.items) kept.items = bounds(node.items as Record<string, unknown>);
+      if (node.properties) kept.properties = Object.fromEntries(Object.entries(node.properties as Record<string, Record<string, unknown>>).map(([name, child]) => [name, bounds(child)]));
+      return kept;
+    };
+    // The text item's anyOf (contains or notContains) is a CEL rule in the CRD.
+    const apiChecks = structuredClone(checksSchema) as unknown as { properties: { text: { items: Record<string, unknown> } } };
+    delete apiChecks.properties.text.items.anyOf;
+    expect(bounds(crdChecks)).to.deep.equal(bounds(apiChecks as unknown as Record<string, unknown>));
+    expect(crdChecks.properties.text.items['x-kubernetes-validations']).to.deep.equal([{ rule: 'has(self.contains) || has(self.notContains)', message: 'a text check needs contains or notContains' }]);
+  });
+
+  it('takes the checks the API takes: every accepted example passes checks.ts', () => {
+    const validate = ajv.compile(checksSchema);
+    for (const [label, spec] of ACCEPTED) {
+      for (const { checks } of spec.pages as Array<{ checks?: unknown }>) if (checks !== undefined) expect(validate(checks), `${label}: ${JSON.stringify(validate.errors)}`).to.equal(true);
+    }
+  });
+
+  it('keeps per-page failingChecks in status, bounded', () => {
+    const failing = schema.properties.status.properties.pages.items.properties.failingChecks;
+    expect(failing).to.deep.include({ type: 'array', maxItems: 20 });
+    expect(Object.keys(failing.items.properties)).to.deep.equal(['check', 'measured', 'bound', 'message']);
   });
 
   describe('schema (ajv: the parts that are JSON Schema)', () => {

@@ -11,6 +11,8 @@ const RULE_TESTS = `${FILES}prometheus-rules.test.yaml`;
 const REQUIRED_ALERTS = ['ViewfinderHighErrorRatio', 'ViewfinderRenderQueueSaturated', 'ViewfinderCaptureLatencyHigh', 'ViewfinderRendererDown'];
 /** Page monitors (issue 23): a page changed beyond its threshold, failing runs, no run for twice the interval. */
 const MONITOR_ALERTS = ['ViewfinderMonitorPageChanged', 'ViewfinderMonitorFailing', 'ViewfinderMonitorNotRunning'];
+/** Checks (issue 40): a page failing its checks, a Web Vital over its bound for 3 runs. */
+const CHECK_ALERTS = ['ViewfinderMonitorPageChecksFailing', 'ViewfinderMonitorWebVitalOverBound'];
 
 /** `- alert: Name` and `expr:` blocks, read from the YAML text (the repo has no YAML parser). */
 function alertNames(yaml: string): string[] {
@@ -36,6 +38,10 @@ describe('alerting rules (charts/viewfinder/files/prometheus-rules.yaml)', () =>
 
   it('alert on a monitored page that changed, a monitor failing its runs and a monitor that stopped running', () => {
     expect(alertNames(readFileSync(RULES, 'utf8'))).to.include.members(MONITOR_ALERTS);
+  });
+
+  it("alert on a page failing its checks and a Web Vital over its page's bound", () => {
+    expect(alertNames(readFileSync(RULES, 'utf8'))).to.include.members(CHECK_ALERTS);
   });
 
   it('have a unit test that shows each alert firing', () => {

@@ -358,3 +358,80 @@ describe('PageMonitor controller on a real API server, with real Chromium captur
     }
   });
 });
+
+describeOnEachTarget('PageMonitor checks, with real Chromium (issue #40)', 300_000, (start) => {
+  let server: http.Server;
+  let origin: string;
+  let broken = false;
+  before(async () => {
+    server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      const script = req.url === '/checkout' && broken ? "<script>console.error('payment widget failed to load')</script>" : '';
+      res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title></head><body><main><h1>Checkout</h1><button id="pay">Pay</button></main>${script}</body></html>`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const ctx = useMonitorOperator(start, sharedRenderer);
+  const { get, condition, readyMonitor, notReady, runAndMirror, eventsOf } = monitorHelpers(ctx);
+
+  it('goes Healthy=False ChecksFailing naming the page and check when the page breaks, with failingChecks and one event, and back to True with one ChecksPassing when fixed', async () => {
+    broken = false;
+    const checks = { status: [200], maxConsoleErrors: 0, text: [{ selector: '#pay', contains: 'Pay' }] };
+    await ctx.kube.createPageMonitor('shop', {
+      account: ctx.account.id,
+      schedule: '@daily',
+      pages: [
+        { name: 'checkout', url: `${origin}/checkout`, removeAds: false, checks },
+        { name: 'about', url: `${origin}/about`, removeAds: false },
+      ],
+    });
+    const created = await readyMonitor('shop');
+    expect(condition(created, 'Healthy')).to.deep.include({ status: 'Unknown', reason: 'NotRunYet', message: 'No run has judged the checks yet' });
+
+    const passing = await runAndMirror('shop');
+    expect(condition(passing.resource, 'Healthy')).to.deep.include({ status: 'True', reason: 'ChecksPassing', message: 'Every page passes its checks (checkout)' });
+    expect(passing.resource.status?.pages?.[0]).to.not.have.property('failingChecks');
+
+    broken = true;
+    const failing = await runAndMirror('shop');
+    const healthy = condition(failing.resource, 'Healthy');
+    expect(healthy).to.deep.include({ status: 'False', reason: 'ChecksFailing', message: 'checkout: maxConsoleErrors (1 console error, at most 0 allowed)' });
+    expect(failing.resource.status?.pages?.[0]?.failingChecks).to.deep.equal([{ check: 'maxConsoleErrors', measured: '1', bound: '0', message: '1 console error, at most 0 allowed' }]);
+    expect(failing.resource.status?.pages?.[1], 'a page without checks').to.not.have.property('failingChecks');
+    // The pixels are judged apart: the page with the error looks the same (a console error paints nothing).
+    expect(condition(failing.resource, 'Changed')).to.deep.include({ status: 'False' });
+    const warned = await waitFor('the ChecksFailing event', async () => {
+      const found = await eventsOf('shop', 'ChecksFailing');
+      return found.length > 0 && found;
+    });
+    expect(warned[0]).to.deep.include({ type: 'Warning', message: `checkout: maxConsoleErrors (1 console error, at most 0 allowed) (run ${failing.run.id})` });
+
+    // Failing the same check again is no change of state: no second event.
+    await runAndMirror('shop');
+    expect(await eventsOf('shop', 'ChecksFailing')).to.have.length(1);
+
+    broken = false;
+    const fixed = await runAndMirror('shop');
+    expect(condition(fixed.resource, 'Healthy')).to.deep.include({ status: 'True', reason: 'ChecksPassing' });
+    expect(fixed.resource.status?.pages?.[0]).to.not.have.property('failingChecks');
+    const passed = await waitFor('the ChecksPassing event', async () => {
+      const found = await eventsOf('shop', 'ChecksPassing');
+      return found.length > 0 && found;
+    });
+    expect(passed).to.have.length(1);
+    expect(passed[0]).to.deep.include({ type: 'Normal', message: 'Every page passes its checks (checkout) again' });
+    expect(await eventsOf('shop', 'ChecksFailing')).to.have.length(1);
+  });
+
+  it("refuses a check the CRD leaves to the API with the API's message (InvalidSpec), and says NoChecks for a monitor without any", async () => {
+    await ctx.kube.createPageMonitor('wrong', { account: ctx.account.id, schedule: '@daily', pages: [{ name: 'checkout', url: `${origin}/checkout`, checks: { maxConsoleErrors: -1 } }] });
+    const refused = await notReady('wrong', 'InvalidSpec');
+    expect(refused.message).to.equal('pages[0].checks.maxConsoleErrors must be a count from 0 to 1000000, or {max, ignore}');
+    await ctx.kube.createPageMonitor('plain', { account: ctx.account.id, schedule: '@daily', pages: [{ name: 'about', url: `${origin}/about` }] });
+    expect(condition(await readyMonitor('plain'), 'Healthy')).to.deep.include({ status: 'Unknown', reason: 'NoChecks' });
+    expect(await get('plain')).to.have.nested.property('status.monitorId');
+  });
+});

@@ -130,6 +130,9 @@ def test_responses(openapi) -> None:
     check_dataclass(t.MonitorRun, run, "GET /api/monitors/{monitorId}/runs")
     check_dataclass(t.MonitorRunPage, run["properties"]["pages"]["items"], "GET .../runs pages[]")
     check_dataclass(t.MonitorRunStarted, answer(openapi, "post", "/api/monitors/{monitorId}/runs", "202"), "POST .../runs 202")
+    one = answer(openapi, "get", "/api/monitors/{monitorId}/runs/{runId}")
+    check_dataclass(t.MonitorRunWithReports, one, "GET .../runs/{runId}")
+    check_dataclass(t.MonitorRunPageReport, one["properties"]["pages"]["items"], "GET .../runs/{runId} pages[]")
 
 
 def test_every_operation_is_wrapped(openapi) -> None:
@@ -140,7 +143,7 @@ def test_every_operation_is_wrapped(openapi) -> None:
         "listKeys", "createKey", "deleteKey", "regenerateKey", "getUsage",
         "listDestinations", "createDestination", "getDestination", "updateDestination", "deleteDestination",
         "listMonitors", "createMonitor", "getMonitor", "updateMonitor", "deleteMonitor",
-        "listMonitorRuns", "runMonitorNow", "acceptMonitorBaseline", "getMonitorImage",
+        "listMonitorRuns", "getMonitorRun", "runMonitorNow", "acceptMonitorBaseline", "getMonitorImage",
         "getOpenApiDocument",  # read by this very test
     }
     operations = {

@@ -72,6 +72,8 @@ def test_monitors(hosted: viewfinder.Viewfinder, page: str) -> None:
     assert run.trigger == "manual" and run.pages[0].page == "home"
     assert run.pages[0].outcome in ("baseline", "unchanged", "changed"), run.pages[0].error
     assert run.pages[0].capture_image_id
+    assert run.pages[0].verdict is None  # no checks, no verdict
+    assert hosted.monitors.retrieve_run(monitor.id, run.id).pages[0].report["document"]["status"] == 200
     assert hosted.monitors.image(monitor.id, run.pages[0].capture_image_id).startswith(b"\x89PNG")
 
     accepted = hosted.monitors.accept_baseline(monitor.id, {"runId": run.id, "page": "home"})

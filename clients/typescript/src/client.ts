@@ -103,6 +103,7 @@ export const OPERATIONS = {
   updateMonitor: 'monitors.update',
   deleteMonitor: 'monitors.delete',
   listMonitorRuns: 'monitors.runs',
+  getMonitorRun: 'monitors.getRun',
   runMonitorNow: 'monitors.run',
   acceptMonitorBaseline: 'monitors.acceptBaseline',
   getMonitorImage: 'monitors.image',

@@ -21,6 +21,7 @@ import type {
   Monitor,
   MonitorCreateParams,
   MonitorRun,
+  MonitorRunWithReports,
   MonitorUpdateParams,
   RunNowResult,
   ScreenshotImage,
@@ -257,6 +258,10 @@ export class Monitors extends Resource {
   /** The kept runs, newest first (at most the monitor's historyLimit: the API does not paginate them). */
   runs(monitorId: string, requestOptions?: RequestOptions): Promise<MonitorRun[]> {
     return this.context.transport.json({ method: 'GET', path: `/api/monitors/${id(monitorId)}/runs`, options: requestOptions });
+  }
+  /** One run, each page with the report of its visit and the verdict of its checks. */
+  getRun(monitorId: string, runId: string, requestOptions?: RequestOptions): Promise<MonitorRunWithReports> {
+    return this.context.transport.json({ method: 'GET', path: `/api/monitors/${id(monitorId)}/runs/${id(runId)}`, options: requestOptions });
   }
   /** Accepts a run's picture of a page as that page's baseline. */
   acceptBaseline(monitorId: string, params: AcceptBaselineParams, requestOptions?: RequestOptions): Promise<Monitor> {

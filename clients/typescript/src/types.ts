@@ -524,9 +524,11 @@ export interface MonitorPage extends VisitOptions {
   ignoreRegions?: Region[];
   /** Write-only: answers say `hasCredentials`. */
   credentials?: PageCredentials;
+  /** What the page must do to work, judged in every run; axe runs only with `maxViolations` (docs/monitors.md, "Checks"). */
+  checks?: ReportChecks;
 }
 const MONITOR_PAGE_SET: FieldSet<MonitorPage> = {
-  name: true, url: true, quality: true, fullPage: true, removeAds: true, wait: true, waitForSelector: true, selector: true,
+  checks: true, name: true, url: true, quality: true, fullPage: true, removeAds: true, wait: true, waitForSelector: true, selector: true,
   hideSelectors: true, darkMode: true, reducedMotion: true, ignoreRegions: true, credentials: true, userAgent: true, injectCss: true,
   injectJs: true, click: true, blockResources: true, blockUrls: true, timezone: true, locale: true, geolocation: true,
 };
@@ -599,10 +601,33 @@ export interface MonitorRunPage {
   diffImageId: string | null;
   baselineImageId: string | null;
   error: string | null;
+  /** The page's checks judged in this run; null without checks or when the capture failed. */
+  verdict: CheckVerdict | null;
 }
 export const MONITOR_RUN_PAGE_FIELDS = fields<MonitorRunPage>({
-  page: true, outcome: true, diffRatio: true, regions: true, captureImageId: true, diffImageId: true, baselineImageId: true, error: true,
+  page: true, outcome: true, diffRatio: true, regions: true, captureImageId: true, diffImageId: true, baselineImageId: true, error: true, verdict: true,
 });
+
+/** A verdict of checks: failing when any failed; each failure names the check, the value measured and the bound. */
+export interface CheckVerdict {
+  failing: boolean;
+  failures: Array<{ check: string; measured: number | string | null; bound: number | string | number[]; message: string }>;
+  passed: string[];
+}
+
+/** A page of one run as `monitors.getRun` answers it: with the report of its visit (null when the capture failed). */
+export interface MonitorRunPageReport extends MonitorRunPage {
+  report: PageReport | null;
+}
+export const MONITOR_RUN_PAGE_REPORT_FIELDS = fields<MonitorRunPageReport>({
+  ...(Object.fromEntries(MONITOR_RUN_PAGE_FIELDS.map((name) => [name, true])) as FieldSet<MonitorRunPage>),
+  report: true,
+});
+
+/** One run, each page with its report (`monitors.getRun`). */
+export interface MonitorRunWithReports extends Omit<MonitorRun, 'pages'> {
+  pages: MonitorRunPageReport[];
+}
 
 export interface MonitorRun {
   id: string;

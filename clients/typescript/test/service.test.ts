@@ -225,6 +225,9 @@ describe('against the real service', () => {
       assert.equal(run.trigger, 'manual');
       const page = run.pages[0];
       assert.equal(page?.outcome, 'baseline');
+      assert.equal(page?.verdict, null, 'no checks, no verdict');
+      const withReports = await hosted.monitors.getRun(monitor.id, run.id);
+      assert.equal(withReports.pages[0]?.report?.document.status, 200);
       const accepted = await hosted.monitors.acceptBaseline(monitor.id, { runId: run.id, page: 'home' });
       assert.equal(accepted.baselines.home, page.captureImageId);
       assert.ok(isPng(await hosted.monitors.image(monitor.id, page.captureImageId as string)));

@@ -11,7 +11,9 @@ type MonitorStatus = NonNullable<PageMonitorResource['status']>;
  * schedule and runs it; the operator mirrors the last run back: per-page status, lastRunTime,
  * nextRunTime, the largest diff, the Ready and Changed conditions (with observedGeneration), and
  * events, each recorded once per run (PageChanged and RunFailed, Warning) or per new baseline
- * (BaselineAccepted, Normal).
+ * (BaselineAccepted, Normal). Checks (issue #40): the Healthy condition and each page's
+ * failingChecks come from the last run's verdicts, and an event marks each change of that state
+ * (ChecksFailing, Warning; ChecksPassing, Normal), not every run.
  *
  * Two depths of reconcile keep the API's load bounded:
  * - in full (a spec change, a resource not Ready, its Site changed, a resync, a new leader): the
@@ -113,10 +115,15 @@ async function mirror(deps: ControllerDeps, resource: PageMonitorResource, monit
     ...(monitor.nextRunAt ? { nextRunTime: monitor.nextRunAt } : {}),
     ...(run ? { lastRunId: run.id, lastRunTime: run.finishedAt, largestDiffRatio: readable(Math.max(0, ...run.pages.map((page) => page.diffRatio ?? 0))) } : {}),
     pages: pageStatuses(monitor),
-    conditions: withCondition(withReady(previous?.conditions, readyState(ready), generation, now), changedCondition(monitor, generation), now),
+    conditions: withCondition(
+      withCondition(withReady(previous?.conditions, readyState(ready), generation, now), changedCondition(monitor, generation), now),
+      healthyCondition(monitor, generation),
+      now,
+    ),
   };
   // Before the status: a failed status write retries the events too, and their names make them once.
   if (run && run.id !== previous?.lastRunId) await recordRunEvents(deps, resource, monitor);
+  await recordHealthEvents(deps, resource, status);
   if (monitor.compare.baseline === 'accepted') await recordBaselineEvents(deps, resource, status);
   await writeStatus(deps.kube, resource, status, { replace: true });
 }
@@ -131,6 +138,30 @@ async function recordRunEvents({ events }: ControllerDeps, resource: PageMonitor
     if (page.outcome === 'failed') {
       await events.record(resource, 'Warning', REASONS.RunFailed, `Page ${page.page} failed in run ${run.id}: ${page.error ?? 'no picture'}`, `${run.id}/${page.page}`);
     }
+  }
+}
+
+/** The failing checks a status shows, as page/check names: the state whose changes the events mark. */
+function failingSet(status: MonitorStatus | undefined): Set<string> {
+  return new Set((status?.pages ?? []).flatMap((page) => (page.failingChecks ?? []).map((failure) => `${page.name}/${failure.check}`)));
+}
+
+/**
+ * An event when the failing checks change: ChecksFailing (Warning) when the set of failing page/check
+ * pairs is not the one the status showed and is not empty, ChecksPassing (Normal) when it empties
+ * after failing. A run that fails the same checks again records nothing.
+ */
+async function recordHealthEvents({ events }: ControllerDeps, resource: PageMonitorResource, status: MonitorStatus): Promise<void> {
+  const healthy = status.conditions?.find((condition) => condition.type === 'Healthy');
+  const before = resource.status?.conditions?.find((condition) => condition.type === 'Healthy');
+  if (!healthy || healthy.status === 'Unknown' || !status.lastRunId) return;
+  const [previous, next] = [failingSet(resource.status), failingSet(status)];
+  const same = previous.size === next.size && [...next].every((name) => previous.has(name));
+  if (healthy.status === 'False' && !(same && before?.status === 'False')) {
+    await events.record(resource, 'Warning', REASONS.ChecksFailing, `${healthy.message} (run ${status.lastRunId})`, `${status.lastRunId}/${[...next].sort().join(',')}`);
+  }
+  if (healthy.status === 'True' && before?.status === 'False') {
+    await events.record(resource, 'Normal', REASONS.ChecksPassing, `${healthy.message} again`, status.lastRunId);
   }
 }
 
@@ -161,6 +192,21 @@ function percent(ratio: number): string {
 
 /** The CRD keeps at most this many regions per page. */
 const MAX_STATUS_REGIONS = 50;
+/** The CRD keeps at most this many failing checks per page (the run has them all), and a condition message this long. */
+const MAX_STATUS_FAILURES = 20;
+const MAX_MESSAGE_LENGTH = 32768;
+
+type Failure = NonNullable<NonNullable<ManagedMonitor['lastRun']>['pages'][number]['verdict']>['failures'][number];
+
+/** A failure as the status keeps it: measured and bound as text (the CRD's schema has one type per field). */
+function statusFailure({ check, measured, bound, message }: Failure) {
+  return {
+    check,
+    ...(measured !== null ? { measured: String(measured) } : {}),
+    bound: Array.isArray(bound) ? bound.join(', ') : String(bound),
+    message: message.slice(0, 2048),
+  };
+}
 
 function pageStatuses(monitor: ManagedMonitor): NonNullable<MonitorStatus['pages']> {
   return monitor.pages.map(({ name }) => {
@@ -178,6 +224,7 @@ function pageStatuses(monitor: ManagedMonitor): NonNullable<MonitorStatus['pages
             ...(result.captureImageId ? { lastCaptureId: result.captureImageId } : {}),
             ...(result.error ? { lastError: result.error } : {}),
             regions: result.regions.slice(0, MAX_STATUS_REGIONS),
+            ...(result.verdict?.failing ? { failingChecks: result.verdict.failures.slice(0, MAX_STATUS_FAILURES).map(statusFailure) } : {}),
           }
         : {}),
     };
@@ -195,4 +242,27 @@ function changedCondition(monitor: ManagedMonitor, generation: number): Omit<Con
   const failed = run.pages.filter((page) => page.outcome === 'failed').length;
   const message = `No page changed beyond ${percent(monitor.compare.threshold)} in the run of ${run.finishedAt}${failed > 0 ? ` (${failed} failed)` : ''}`;
   return { type: 'Changed', status: 'False', reason: REASONS.NoChange, message, observedGeneration: generation };
+}
+
+/**
+ * Healthy: whether every page with checks passed them in the last run. A page whose capture failed
+ * in that run has no verdict (RunFailed says why); Unknown until a run has judged a page's checks.
+ */
+function healthyCondition(monitor: ManagedMonitor, generation: number): Omit<Condition, 'lastTransitionTime'> {
+  const unknown = (reason: typeof REASONS.NotRunYet | typeof REASONS.NoChecks, message: string) => ({ type: 'Healthy', status: 'Unknown' as const, reason, message, observedGeneration: generation });
+  const checked = new Set(monitor.pages.filter((page) => page.checks !== undefined).map((page) => page.name));
+  if (checked.size === 0) return unknown(REASONS.NoChecks, 'No page declares checks');
+  const run = monitor.lastRun;
+  // An API older than checks answers no verdict at all: judged by nothing, as null.
+  const judged = (run?.pages ?? []).filter((page) => checked.has(page.page) && page.verdict !== null && page.verdict !== undefined);
+  if (!run || judged.length === 0) {
+    const notCaptured = (run?.pages ?? []).filter((page) => checked.has(page.page) && page.outcome === 'failed').map((page) => page.page);
+    return unknown(REASONS.NotRunYet, notCaptured.length > 0 ? `The last run could not capture ${notCaptured.join(', ')}: no check was judged` : 'No run has judged the checks yet');
+  }
+  const failing = judged.filter((page) => page.verdict?.failing);
+  if (failing.length === 0) {
+    return { type: 'Healthy', status: 'True', reason: REASONS.ChecksPassing, message: `Every page passes its checks (${judged.map((page) => page.page).join(', ')})`, observedGeneration: generation };
+  }
+  const message = failing.map((page) => `${page.page}: ${(page.verdict?.failures ?? []).map((failure) => `${failure.check} (${failure.message})`).join(', ')}`).join('; ');
+  return { type: 'Healthy', status: 'False', reason: REASONS.ChecksFailing, message: message.slice(0, MAX_MESSAGE_LENGTH), observedGeneration: generation };
 }

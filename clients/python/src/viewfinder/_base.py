@@ -200,6 +200,9 @@ class Operations:
     def list_monitor_runs(self, monitor_id: str) -> Operation[List[t.MonitorRun]]:
         return self._manage("GET", f"/monitors/{_seg(monitor_id)}/runs", _models(t.MonitorRun))
 
+    def get_monitor_run(self, monitor_id: str, run_id: str) -> Operation[t.MonitorRunWithReports]:
+        return self._manage("GET", f"/monitors/{_seg(monitor_id)}/runs/{_seg(run_id)}", _model(t.MonitorRunWithReports))
+
     def accept_baseline(self, monitor_id: str, params: Mapping[str, Any]) -> Operation[t.Monitor]:
         return self._manage("POST", f"/monitors/{_seg(monitor_id)}/baseline", _model(t.Monitor), params)
 

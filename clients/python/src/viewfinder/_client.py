@@ -192,6 +192,10 @@ class Monitors(_SyncResource):
         """The runs, newest first (the API keeps ``historyLimit`` of them and has no pagination)."""
         return self._client._send(self._ops.list_monitor_runs(monitor_id))
 
+    def retrieve_run(self, monitor_id: str, run_id: str) -> t.MonitorRunWithReports:
+        """One run, each page with the report of its visit and the verdict of its checks."""
+        return self._client._send(self._ops.get_monitor_run(monitor_id, run_id))
+
     def accept_baseline(self, monitor_id: str, params: t.MonitorBaselineParams) -> t.Monitor:
         return self._client._send(self._ops.accept_baseline(monitor_id, params))
 
@@ -367,6 +371,9 @@ class AsyncMonitors(_AsyncResource):
 
     async def list_runs(self, monitor_id: str) -> List[t.MonitorRun]:
         return await self._client._send(self._ops.list_monitor_runs(monitor_id))
+
+    async def retrieve_run(self, monitor_id: str, run_id: str) -> t.MonitorRunWithReports:
+        return await self._client._send(self._ops.get_monitor_run(monitor_id, run_id))
 
     async def accept_baseline(self, monitor_id: str, params: t.MonitorBaselineParams) -> t.Monitor:
         return await self._client._send(self._ops.accept_baseline(monitor_id, params))

@@ -267,6 +267,7 @@ class MonitorPageParams(_MonitorPageRequired, _PageOptions, total=False):
 
     ignoreRegions: List[Region]
     credentials: MonitorCredentials
+    checks: ReportChecks
 
 
 class _MonitorCreateRequired(TypedDict):
@@ -608,6 +609,28 @@ class MonitorRunPage:
     diff_image_id: Optional[str] = None
     baseline_image_id: Optional[str] = None
     error: Optional[str] = None
+    #: The page's checks judged in this run (``failing``, ``failures``, ``passed``); None without checks or when the capture failed.
+    verdict: Optional[Dict[str, Any]] = None
+    raw: Dict[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class MonitorRunPageReport(MonitorRunPage):
+    """A page of one run as :meth:`monitors.retrieve_run` answers it: with the report of its visit (None when the capture failed)."""
+
+    report: Optional[Dict[str, Any]] = None
+
+
+@dataclass(frozen=True)
+class MonitorRunWithReports:
+    """One run, each page with its report (:meth:`monitors.retrieve_run`)."""
+
+    id: str
+    trigger: Literal["schedule", "manual"]
+    scheduled_at: str = ""
+    started_at: str = ""
+    finished_at: str = ""
+    pages: List[MonitorRunPageReport] = field(default_factory=list)
     raw: Dict[str, Any] = _raw()
 
 

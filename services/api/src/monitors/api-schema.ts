@@ -6,7 +6,6 @@ import { MAX_HIDE_SELECTORS, MAX_SELECTOR_LENGTH } from '../../../renderer/src/p
 import { PROFILE_NAMES } from '../../../renderer/src/capture/profiles.ts';
 import { managedBySchema } from '../routes/api/schemas.ts';
 import { visitOptionsProperties } from '../../../renderer/src/capture/visit-options.ts';
-import { checksSchema } from './checks.ts';
 
 const { html: _html, headers, cookies, authorization, ...pageVisitProperties } = visitOptionsProperties;
 
@@ -20,6 +19,8 @@ export const pageCredentialsSchema = {
     "Sent to the page's URL's own origin only. Write-only: answers say hasCredentials instead. An update (PATCH) of pages keeps a page's credentials while its name and URL origin stay; {} removes them.",
 } as const;
 import { MAX_URL_LENGTH, MAX_WAIT_MS, MIN_WAIT_MS } from '../routes/screenshot.ts';
+import { pageReportSchema } from '../../../renderer/src/report/page-report.ts';
+import { checksSchema, verdictSchema } from './checks.ts';
 
 /** The documented limit of pages per monitor (docs/monitors.md). */
 export const MAX_MONITOR_PAGES = 20;
@@ -57,8 +58,11 @@ export const pageSchema = {
     reducedMotion: { type: 'boolean' },
     ignoreRegions: { type: 'array', maxItems: MAX_IGNORE_REGIONS, items: regionSchema, description: 'Rectangles in CSS pixels of the picture, left out of the comparison.' },
     ...pageVisitProperties,
-    checks: checksSchema,
     credentials: pageCredentialsSchema,
+    checks: {
+      ...checksSchema,
+      description: `${checksSchema.description} Every run records the page's report; axe-core audits the page only when maxViolations is declared (docs/monitors.md, "Checks").`,
+    },
   },
 } as const;
 
@@ -135,7 +139,7 @@ export const runViewSchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['page', 'outcome', 'diffRatio', 'regions', 'captureImageId', 'diffImageId', 'baselineImageId', 'error'],
+        required: ['page', 'outcome', 'diffRatio', 'regions', 'captureImageId', 'diffImageId', 'baselineImageId', 'error', 'report', 'verdict'],
         properties: {
           page: { type: 'string' },
           outcome: { type: 'string', enum: ['unchanged', 'changed', 'baseline', 'failed'] },
@@ -145,7 +149,36 @@ export const runViewSchema = {
           diffImageId: { type: ['string', 'null'] },
           baselineImageId: { type: ['string', 'null'] },
           error: { type: ['string', 'null'] },
+          report: {
+            description: 'What the visit measured (docs/monitors.md, "Checks"); null when the capture failed, and in runs recorded before reports existed.',
+            oneOf: [{ type: 'null' }, pageReportSchema],
+          },
+          verdict: {
+            description: "The page's checks judged against the report; null when the page declares no checks or the capture failed. Independent of outcome: a changed page and a failing page are different things.",
+            oneOf: [{ type: 'null' }, verdictSchema],
+          },
         },
+      },
+    },
+  },
+} as const;
+
+/**
+ * A run as the list of runs answers it: each page's verdict without its report, which only the run's
+ * own answer (GET .../runs/{runId}) carries. A report can hold hundreds of requests and messages;
+ * historyLimit runs of 20 pages each would make one list answer megabytes.
+ */
+const { report: _report, ...summaryPageProperties } = runViewSchema.properties.pages.items.properties;
+export const runSummarySchema = {
+  ...runViewSchema,
+  properties: {
+    ...runViewSchema.properties,
+    pages: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: runViewSchema.properties.pages.items.required.filter((field) => field !== 'report'),
+        properties: summaryPageProperties,
       },
     },
   },

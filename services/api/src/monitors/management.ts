@@ -27,7 +27,27 @@ import type { MonitorService } from './service.ts';
 type CreateBody = Partial<Omit<MonitorSpec, 'compare' | 'siteId'>> & { name: string; schedule: string; pages: MonitorPage[]; siteId?: string; compare?: Partial<MonitorSpec['compare']> };
 type UpdateBody = Partial<Omit<MonitorSpec, 'compare'>> & { compare?: Partial<MonitorSpec['compare']> };
 
+/** What a check that takes more than one form must be: one message for the failure of every form. */
+const CHECK_FORMS: Record<string, string> = {
+  maxConsoleErrors: 'a count from 0 to 1000000, or {max, ignore}',
+  maxFailedRequests: 'a count from 0 to 1000000, or {max, ignore, byType}',
+  webVitals: 'a number of at least 0 in its unit (ms; CLS a score), or good or needs-improvement',
+  text: 'an object with contains or notContains, and optionally a selector',
+};
+
+/** A check's failures, named as pages[i].checks.field (docs/monitors.md, "Checks"). */
+const checkMessage: MessageRule = (e) => {
+  const match = /^\/pages\/(\d+)\/checks(\/.*)?$/.exec(e.instancePath);
+  if (!match) return undefined;
+  const where = `pages[${match[1]}].checks${(match[2] ?? '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replaceAll('/', '.')}`;
+  if (e.keyword === 'additionalProperties') return `${where} has an unknown field: "${String(e.params.additionalProperty)}"`;
+  const form = CHECK_FORMS[(match[2] ?? '').split('/')[1] ?? ''];
+  if (form && (e.keyword === 'anyOf' || e.schemaPath.includes('/anyOf/'))) return `${where} must be ${form}`;
+  return `${where} ${e.message ?? 'is invalid'}`;
+};
+
 const messages: MessageRule[] = [
+  checkMessage,
   (e) => (e.instancePath === '/pages' && e.keyword === 'maxItems' ? `A monitor has at most ${MAX_MONITOR_PAGES} pages` : undefined),
   (e) => (e.keyword === 'additionalProperties' && /^\/pages\/\d+$/.test(e.instancePath) ? `${e.instancePath.slice(1).replace('/', '[')}] has an unknown option: "${String(e.params.additionalProperty)}"` : undefined),
   (e) => (e.keyword === 'minProperties' ? 'Give at least one field to change' : undefined),
@@ -88,9 +108,19 @@ export function monitorView(monitor: Monitor, now = new Date()): MonitorView {
   };
 }
 
+/** A run with every page's report and verdict (GET .../runs/{runId}). */
 export function runView(run: MonitorRun) {
   const { id, trigger, pages } = run;
   return { id, trigger, scheduledAt: run.scheduledAt.toISOString(), startedAt: run.startedAt.toISOString(), finishedAt: run.finishedAt.toISOString(), pages };
+}
+
+/** A run without its pages' reports, which can be large: the list of runs, and what the operator mirrors (api-schema.ts, runSummarySchema). */
+export function runSummaryView(run: MonitorRun) {
+  return withoutReports(runView(run));
+}
+
+export function withoutReports(view: ReturnType<typeof runView>) {
+  return { ...view, pages: view.pages.map(({ report: _report, ...page }) => page) };
 }
 
 /** A create body with every default filled in. */
@@ -181,6 +211,12 @@ export function monitorOperations(store: Store, service: MonitorService, account
       const monitor = await ownMonitor(id);
       return (await store.listMonitorRuns(monitor.id, monitor.historyLimit)).map(runView);
     },
+    async run(id: string, runId: string) {
+      const monitor = await ownMonitor(id);
+      const run = await store.getMonitorRun(runId);
+      if (!run || run.monitorId !== monitor.id) throw new NotFound(`Run ${runId} not found`);
+      return runView(run);
+    },
     async image(id: string, imageId: string): Promise<Buffer> {
       const monitor = await ownMonitor(id);
       const image = (await service.ownsImage(monitor, imageId)) ? await service.images.get(imageId) : null;
@@ -217,7 +253,7 @@ const validatePut = compileValidator<PutManagedMonitor>(putManagedMonitorSchema,
 /** What the operator mirrors into a PageMonitor's status: the monitor, its account and its last run. */
 export interface ManagedMonitorView extends MonitorView {
   accountId: string;
-  lastRun: ReturnType<typeof runView> | null;
+  lastRun: ReturnType<typeof runSummaryView> | null;
 }
 
 /**
@@ -229,7 +265,8 @@ export function managedMonitorOperations(store: Store, service: MonitorService) 
   const find = (namespace: string, name: string): Promise<Monitor | null> => store.findMonitorByManagedBy({ kind: 'PageMonitor', namespace, name });
   const view = async (monitor: Monitor): Promise<ManagedMonitorView> => {
     const [last] = await store.listMonitorRuns(monitor.id, 1);
-    return { ...monitorView(monitor), accountId: monitor.accountId, lastRun: last ? runView(last) : null };
+    // Without the reports: the operator refreshes this every status interval and mirrors the verdicts only.
+    return { ...monitorView(monitor), accountId: monitor.accountId, lastRun: last ? runSummaryView(last) : null };
   };
   return {
     async get(namespace: string, name: string): Promise<ManagedMonitorView> {

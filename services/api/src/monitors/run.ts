@@ -2,6 +2,11 @@
  * One run of a monitor: each page captured with freezeMotion through the API's renderer (within the
  * monitors' share of slots), compared with its baseline in a worker thread, and the outcome recorded
  * as one MonitorRun; then the history is pruned to historyLimit with the pictures no one names any more.
+ *
+ * Every capture asks for the page report (issue #40) in the same visit: each run records what the
+ * page did, with or without checks, and the page's checks are judged against it here. axe runs only
+ * for a page whose checks declare maxViolations. The pixel outcome is judged apart: a changed page
+ * and a failing page are different outcomes.
  */
 import { domainRefusal, hostMatches, hostOfUrl } from '../../../../lib/domains.ts';
 import type { Logger } from '../../../../lib/logger.ts';
@@ -9,7 +14,9 @@ import type { Monitor, MonitorPage, MonitorPageResult, MonitorRun } from '../../
 import { monitorScope } from '../../../../lib/store/monitors.ts';
 import type { Site, Store } from '../../../../lib/store/store.ts';
 import { PROFILES } from '../../../renderer/src/capture/profiles.ts';
-import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
+import type { CaptureRequest, CaptureResult, Renderer } from '../../../renderer/src/renderer.ts';
+import { evaluateChecks, reportRequestFor } from './checks.ts';
+import { reportForStorage } from './stored-report.ts';
 import { diffPngs } from './diff/diff.ts';
 import type { MonitorImages } from './images.ts';
 import { recordPageRun, recordRunDuration } from './metrics.ts';
@@ -60,9 +67,12 @@ export async function runMonitor(deps: RunDeps, monitor: Monitor, request: RunRe
   return run;
 }
 
-/** The capture a page asks for: always PNG, motion frozen, the site's domains when it has a site. */
+/**
+ * The capture a page asks for: always PNG, motion frozen, the site's domains when it has a site, and
+ * the page report with what the page's checks need (axe for maxViolations, text for text checks).
+ */
 export function captureRequestOf(page: MonitorPage, site: Site | null): CaptureRequest {
-  const { name: _name, ignoreRegions: _ignored, url, quality, fullPage, removeAds, credentials, ...options } = page;
+  const { name: _name, ignoreRegions: _ignored, checks, url, quality, fullPage, removeAds, credentials, ...options } = page;
   return {
     url,
     quality: quality ?? 'standard',
@@ -71,6 +81,7 @@ export function captureRequestOf(page: MonitorPage, site: Site | null): CaptureR
     ...options,
     ...credentials,
     freezeMotion: true,
+    report: reportRequestFor(checks),
     ...(site ? { allowedDomains: site.allowedDomains } : {}),
   };
 }
@@ -85,6 +96,8 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
     diffImageId: null,
     baselineImageId: monitor.baselines[page.name] ?? null,
     error,
+    report: null,
+    verdict: null,
   });
   if (monitor.siteId !== null && site === null) return failed(`Site ${monitor.siteId} no longer exists`);
   if (site) {
@@ -97,21 +110,26 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
     deps.store
       .recordUsage({ accountId: monitor.accountId, siteId: monitor.siteId, monitorId: monitor.id, outcome, bytes })
       .catch((err: unknown) => deps.logger.error({ err, monitorId: monitor.id }, 'Failed to record usage'));
-  let image: Buffer;
+  let captured: CaptureResult;
   try {
-    image = await captureInSlot(deps, captureRequestOf(page, site), signal);
+    captured = await captureInSlot(deps, captureRequestOf(page, site), signal);
   } catch (err) {
     if (signal?.aborted) throw err;
     await recordUsage('failure', 0);
     return failed((err as Error).message);
   }
+  const { image } = captured;
   await recordUsage('capture', image.length);
+  // A renderer that predates reports (a rolling upgrade) answers none: nothing to judge, verdict null.
+  const report = captured.report ?? null;
+  const verdict = page.checks !== undefined && report !== null ? evaluateChecks(report, page.checks) : null;
+  const judged = { report: report === null ? null : reportForStorage(report), verdict };
   const captureImageId = await deps.images.put(image);
   const baselineImageId = monitor.baselines[page.name] ?? null;
   const baseline = baselineImageId === null ? null : await deps.images.get(baselineImageId);
   if (baseline === null) {
     await deps.store.setMonitorBaseline(monitor.id, page.name, captureImageId);
-    return { page: page.name, outcome: 'baseline', diffRatio: null, regions: [], captureImageId, diffImageId: null, baselineImageId: captureImageId, error: null };
+    return { page: page.name, outcome: 'baseline', diffRatio: null, regions: [], captureImageId, diffImageId: null, baselineImageId: captureImageId, error: null, ...judged };
   }
   try {
     const diff = await diffPngs(baseline, image, {
@@ -122,9 +140,10 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
     const diffImageId = await deps.images.put(Buffer.from(diff.diffPng));
     if (monitor.compare.baseline === 'previous') await deps.store.setMonitorBaseline(monitor.id, page.name, captureImageId);
     const outcome = diff.ratio > monitor.compare.threshold ? 'changed' : 'unchanged';
-    return { page: page.name, outcome, diffRatio: diff.ratio, regions: diff.regions, captureImageId, diffImageId, baselineImageId, error: null };
+    return { page: page.name, outcome, diffRatio: diff.ratio, regions: diff.regions, captureImageId, diffImageId, baselineImageId, error: null, ...judged };
   } catch (err) {
-    return { ...failed(`The comparison failed: ${(err as Error).message}`), captureImageId };
+    // The visit happened: its report and verdict stand, only the pixels could not be judged.
+    return { ...failed(`The comparison failed: ${(err as Error).message}`), captureImageId, ...judged };
   }
 }
 
@@ -132,12 +151,12 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
  * Captures in a monitor slot (slots.ts). A capture that clients preempt is dropped and taken again
  * in the next quiet moment: the monitor pays for it, never the clients.
  */
-async function captureInSlot(deps: Pick<RunDeps, 'renderer' | 'slots'>, request: CaptureRequest, signal: AbortSignal | undefined): Promise<Buffer> {
+async function captureInSlot(deps: Pick<RunDeps, 'renderer' | 'slots'>, request: CaptureRequest, signal: AbortSignal | undefined): Promise<CaptureResult> {
   const since = Date.now();
   for (;;) {
     const slot = await deps.slots.acquire(signal, since);
     try {
-      return (await deps.renderer.capture(request, { signal: signal ? AbortSignal.any([signal, slot.preempted]) : slot.preempted })).image;
+      return await deps.renderer.capture(request, { signal: signal ? AbortSignal.any([signal, slot.preempted]) : slot.preempted });
     } catch (err) {
       if (!slot.preempted.aborted || signal?.aborted) throw err;
     } finally {

@@ -14,7 +14,7 @@ import type { Store } from '../../../../lib/store/store.ts';
 import type { Renderer } from '../../../renderer/src/renderer.ts';
 import type { MonitorsConfig } from './config.ts';
 import type { MonitorImages } from './images.ts';
-import { forgetMonitor, setMonitorMetricsSource, type MonitorMetricsState } from './metrics.ts';
+import { forgetMonitor, pageCheckMetrics, setMonitorMetricsSource, type MonitorMetricsState } from './metrics.ts';
 import { imagesOf, pruneHistory, runMonitor } from './run.ts';
 import { intervalSeconds, nextRunAfter } from './schedule.ts';
 import { monitorSlots } from './slots.ts';
@@ -122,7 +122,8 @@ export function startMonitorService(deps: MonitorServiceDeps): MonitorService {
       });
   };
   loop();
-  setMonitorMetricsSource(() => metricsState(store));
+  const metricsCache = new Map<string, RunsDerived>();
+  setMonitorMetricsSource(() => metricsState(store, metricsCache));
 
   return {
     images,
@@ -176,34 +177,57 @@ export function startMonitorService(deps: MonitorServiceDeps): MonitorService {
   };
 }
 
-/** What the metrics report of every monitor, read from the store (the same on every replica). */
-async function metricsState(store: Store): Promise<MonitorMetricsState[]> {
+/** What a monitor's metrics derive from its runs, kept until it has a new run or a new spec. */
+type RunsDerived = Pick<MonitorMetricsState, 'consecutiveFailedRuns' | 'pages'> & { key: string; lastFinishedAt: number };
+
+/**
+ * What the metrics report of every monitor, read from the store (the same on every replica). A
+ * monitor's last 20 runs (with their pages' reports) are read again only when it has a new run or a
+ * new spec: a scrape otherwise reads its newest run alone.
+ */
+async function metricsState(store: Store, cache: Map<string, RunsDerived>): Promise<MonitorMetricsState[]> {
   const now = new Date();
   const monitors = await store.listAllMonitors();
+  for (const id of cache.keys()) if (!monitors.some((monitor) => monitor.id === id)) cache.delete(id);
   return Promise.all(
     monitors.map(async (monitor) => {
-      const runs = await store.listMonitorRuns(monitor.id, 20);
-      const last = runs[0];
-      const failedInARow = runs.findIndex((run) => !run.pages.some((page) => page.outcome === 'failed'));
+      const [newest] = await store.listMonitorRuns(monitor.id, 1);
+      const key = `${newest?.id ?? ''}:${monitor.generation}`;
+      let derived = cache.get(monitor.id);
+      if (derived?.key !== key) {
+        derived = { key, ...derivedFromRuns(monitor, await store.listMonitorRuns(monitor.id, 20)) };
+        cache.set(monitor.id, derived);
+      }
       const interval = monitor.suspend ? undefined : intervalSeconds(monitor.schedule, monitor.timeZone, now);
       return {
         namespace: monitorScope(monitor),
         name: monitor.name,
         ...(interval !== undefined ? { intervalSeconds: interval } : {}),
-        lastRunTime: Math.max(last?.finishedAt.getTime() ?? 0, monitor.scheduleStartedAt.getTime()) / 1000,
-        consecutiveFailedRuns: failedInARow === -1 ? runs.length : failedInARow,
-        pages: monitor.pages.map((page) => {
-          const lastPage = runs.map((run) => run.pages.find((result) => result.page === page.name)).find((result) => result !== undefined);
-          const lastRun = runs.find((run) => run.pages.some((result) => result.page === page.name));
-          return {
-            page: page.name,
-            threshold: monitor.compare.threshold,
-            ...(lastPage?.diffRatio !== null && lastPage?.diffRatio !== undefined ? { diffRatio: lastPage.diffRatio } : {}),
-            ...(lastRun ? { lastRunTime: lastRun.finishedAt.getTime() / 1000 } : {}),
-            ...(lastPage ? { lastOutcome: lastPage.outcome } : {}),
-          };
-        }),
+        lastRunTime: Math.max(derived.lastFinishedAt, monitor.scheduleStartedAt.getTime()) / 1000,
+        consecutiveFailedRuns: derived.consecutiveFailedRuns,
+        pages: derived.pages,
       };
     }),
   );
+}
+
+function derivedFromRuns(monitor: Monitor, runs: MonitorRun[]): Omit<RunsDerived, 'key'> {
+  const failedInARow = runs.findIndex((run) => !run.pages.some((page) => page.outcome === 'failed'));
+  return {
+    lastFinishedAt: runs[0]?.finishedAt.getTime() ?? 0,
+    consecutiveFailedRuns: failedInARow === -1 ? runs.length : failedInARow,
+    pages: monitor.pages.map((page) => {
+      const results = runs.flatMap((run) => run.pages.filter((result) => result.page === page.name));
+      const lastPage = results[0];
+      const lastRun = runs.find((run) => run.pages.some((result) => result.page === page.name));
+      return {
+        page: page.name,
+        threshold: monitor.compare.threshold,
+        ...(lastPage?.diffRatio !== null && lastPage?.diffRatio !== undefined ? { diffRatio: lastPage.diffRatio } : {}),
+        ...(lastRun ? { lastRunTime: lastRun.finishedAt.getTime() / 1000 } : {}),
+        ...(lastPage ? { lastOutcome: lastPage.outcome } : {}),
+        ...pageCheckMetrics(page, results),
+      };
+    }),
+  };
 }

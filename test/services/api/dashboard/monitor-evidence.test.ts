@@ -112,7 +112,8 @@ fetch('/api/ok').then((r) => r.text());</script></body></html>`,
     const imageId = await dashboard.monitors!.images.put(picture);
     await dashboard.store.setMonitorBaseline(monitor.id, 'shop', imageId);
     const at = (minutes: number) => new Date(Date.UTC(2026, 0, 2, 6, minutes));
-    const result = { page: 'shop', diffRatio: null, regions: [], captureImageId: imageId, diffImageId: null, baselineImageId: imageId, error: null };
+    // The older run was recorded before reports existed: it has none.
+    const result = { page: 'shop', diffRatio: null, regions: [], captureImageId: imageId, diffImageId: null, baselineImageId: imageId, error: null, report: null, verdict: null };
     const old = await dashboard.store.recordMonitorRun({ monitorId: monitor.id, trigger: 'schedule', scheduledAt: at(0), startedAt: at(0), finishedAt: at(1), pages: [{ ...result, outcome: 'baseline' }] });
     const latest = await dashboard.store.recordMonitorRun({
       monitorId: monitor.id,

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { apiRegistry } from '../../../../services/api/src/metrics.ts';
-import { forgetMonitor, recordPageRun, recordRunDuration, setMonitorMetricsSource, type MonitorMetricsState } from '../../../../services/api/src/monitors/metrics.ts';
+import type { MonitorPageResult } from '../../../../lib/store/monitors.ts';
+import { forgetMonitor, pageCheckMetrics, recordPageRun, recordRunDuration, setMonitorMetricsSource, type MonitorMetricsState } from '../../../../services/api/src/monitors/metrics.ts';
 
 /** The monitors' metrics as Prometheus scrapes them from the API's registry. */
 describe('monitor metrics', () => {
@@ -76,5 +77,34 @@ describe('monitor metrics', () => {
     forgetMonitor(labels, ['home']);
     text = await scrape();
     expect(text).to.not.include('name="counted"');
+  });
+});
+
+describe("monitor metrics of a page's checks (issue #40)", () => {
+  const verdictWith = (...checks: string[]) => ({ failing: checks.length > 0, failures: checks.map((check) => ({ check, measured: 1, bound: 0, message: check })), passed: [] });
+  const result = (verdict: ReturnType<typeof verdictWith> | null, report: unknown = null) =>
+    ({ page: 'home', outcome: 'unchanged', diffRatio: 0, regions: [], captureImageId: null, diffImageId: null, baselineImageId: null, error: null, report, verdict }) as MonitorPageResult;
+  const vitals = (values: Record<string, number | null>) => Object.fromEntries(['LCP', 'CLS', 'FCP', 'TTFB', 'TBT'].map((name) => [name, { value: values[name] ?? null, unit: name === 'CLS' ? 'score' : 'ms', rating: null }]));
+  const report = {
+    vitals: vitals({ LCP: 3100, CLS: 0.02, TTFB: 40 }),
+    console: { errors: { total: 3, items: [] } },
+    failedRequests: { total: 2, items: [] },
+    accessibility: { violations: { total: 2, items: [{ id: 'label', impact: 'critical', help: '', count: 2, targets: [] }, { id: 'region', impact: 'moderate', help: '', count: 5, targets: [] }] } },
+  };
+
+  it('reads the last report, the last verdict, and counts the runs in a row over each bounded vital (a run without a verdict ends the row)', () => {
+    const checks = { webVitals: { LCP: 'good' as const, CLS: 0.1 }, maxViolations: { serious: 0 } };
+    const results = [result(verdictWith('webVitals.LCP'), report), result(verdictWith('webVitals.LCP', 'maxConsoleErrors')), result(null), result(verdictWith('webVitals.LCP'))];
+    expect(pageCheckMetrics({ checks }, results)).to.deep.equal({
+      report: { vitals: { LCP: 3100, CLS: 0.02, TTFB: 40 }, consoleErrors: 3, failedRequests: 2, axeViolations: { critical: 2, serious: 0, moderate: 5, minor: 0 } },
+      checksFailing: 1,
+      vitalRunsOverBound: { LCP: 2, CLS: 0 },
+    });
+  });
+
+  it('gives a page without checks its report numbers only, and a page not yet run nothing', () => {
+    const { accessibility: _axe, ...withoutAxe } = report;
+    expect(pageCheckMetrics({}, [result(null, withoutAxe)])).to.deep.equal({ report: { vitals: { LCP: 3100, CLS: 0.02, TTFB: 40 }, consoleErrors: 3, failedRequests: 2 } });
+    expect(pageCheckMetrics({ checks: { maxConsoleErrors: 0 } }, [])).to.deep.equal({});
   });
 });

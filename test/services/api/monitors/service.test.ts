@@ -182,9 +182,12 @@ describe('page monitor runs (real Chromium, embedded store)', function () {
       ...spec({ pages: [{ name: 'gone', url: 'http://127.0.0.1:9/', removeAds: false }, spec().pages[1]!] }),
     });
     const run = await runNow(monitor.id);
-    expect(page(run, 'gone')).to.deep.include({ outcome: 'failed', captureImageId: null });
+    expect(page(run, 'gone')).to.deep.include({ outcome: 'failed', captureImageId: null, report: null, verdict: null });
     expect(page(run, 'gone').error).to.match(/ERR_CONNECTION_REFUSED|failed/i);
     expect(page(run, 'offers').outcome).to.equal('baseline');
+    // Every run records the report, checks or not; without checks there is no verdict.
+    expect(page(run, 'offers').report?.document.status).to.equal(200);
+    expect(page(run, 'offers').verdict).to.equal(null);
   });
 
   it('refuses a page outside its site’s allowed domains without capturing it', async () => {

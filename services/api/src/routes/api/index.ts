@@ -23,6 +23,7 @@ import { getMonitorImageRoute } from './monitors.image.ts';
 import { listMonitorsRoute } from './monitors.list.ts';
 import { runMonitorNowRoute } from './monitors.runs.create.ts';
 import { listMonitorRunsRoute } from './monitors.runs.list.ts';
+import { getMonitorRunRoute } from './monitors.runs.get.ts';
 import { updateMonitorRoute } from './monitors.update.ts';
 import { createDestinationRoute } from './destinations.create.ts';
 import { deleteDestinationRoute } from './destinations.delete.ts';
@@ -53,6 +54,7 @@ export function hostedRoutes(version: string): ApiRoute[] {
     updateMonitorRoute,
     deleteMonitorRoute,
     listMonitorRunsRoute,
+    getMonitorRunRoute,
     runMonitorNowRoute,
     acceptMonitorBaselineRoute,
     getMonitorImageRoute,

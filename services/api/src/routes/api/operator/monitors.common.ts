@@ -1,5 +1,5 @@
 import { ServiceUnavailable } from '../../../../../../lib/errors.ts';
-import { monitorViewSchema, runViewSchema } from '../../../monitors/api-schema.ts';
+import { monitorViewSchema, runSummarySchema } from '../../../monitors/api-schema.ts';
 import { managedMonitorOperations } from '../../../monitors/management.ts';
 import type { HostedDeps, JsonSchema } from '../route.ts';
 
@@ -12,5 +12,5 @@ export function managedMonitorsFor(deps: HostedDeps) {
 export const managedMonitorSchema: JsonSchema = {
   ...monitorViewSchema,
   required: [...monitorViewSchema.required, 'accountId', 'lastRun'],
-  properties: { ...monitorViewSchema.properties, accountId: { type: 'string' }, lastRun: { anyOf: [runViewSchema, { type: 'null' }], description: 'The newest run, for the status.' } },
+  properties: { ...monitorViewSchema.properties, accountId: { type: 'string' }, lastRun: { anyOf: [runSummarySchema, { type: 'null' }], description: "The newest run, for the status: each page's verdict, without its report." } },
 };
