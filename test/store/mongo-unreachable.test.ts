@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Koa from 'koa';
 import { errorTranslator } from '../../lib/http/error-translator.ts';
+import { createJobRunner } from '../../lib/jobs/runner.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { openMongoStore } from '../../lib/store/mongo.ts';
 import { isStoreUnavailable } from '../../lib/store/unavailable.ts';
@@ -43,6 +44,8 @@ describeOnMongo('store: the MongoDB server stopped and started again', () => {
       ctx.body = { sites: await store.listSites('acct_none') };
     });
     server = app.listen(0, '127.0.0.1');
+    // Longer than the test: a kept-alive connection the server closed meanwhile would fail a fetch.
+    server.keepAliveTimeout = 120_000;
     await new Promise((resolve) => server.once('listening', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -74,6 +77,48 @@ describeOnMongo('store: the MongoDB server stopped and started again', () => {
       if (back !== 200) expect(back).to.equal(503);
     }
     expect(back).to.equal(200);
+  });
+
+  it("runs a job once when the server is away as its outcome is written: the outcome waits for the store, within the lease", async function () {
+    this.timeout(120_000);
+    const LEASE_MS = 6000;
+    let runs = 0;
+    let finish: () => void = () => undefined;
+    const runner = createJobRunner({ store, logger: createLogger({ level: 'silent' }), concurrency: 2, leaseMs: LEASE_MS, pollIntervalMs: 100 });
+    const started = new Promise<void>((resolveStarted) => {
+      runner.register({
+        type: 'slow',
+        retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 100 },
+        retentionMs: 60_000,
+        run: () => {
+          runs += 1;
+          if (runs > 1) return Promise.resolve({ result: { again: true } }); // the run this test says must not happen
+          resolveStarted();
+          return new Promise((resolve) => (finish = () => resolve({ result: { done: true } })));
+        },
+      });
+    });
+    runner.start();
+    try {
+      const { job } = await runner.enqueue('slow', 'acct_jobs', {});
+      await started;
+      // The server goes away while the job runs, and the job finishes meanwhile.
+      expect(spawnSync(FERRETDB, ['down', state]).status).to.equal(0);
+      finish();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      up(new URL(uri).port);
+      let jobState = '';
+      for (const deadline = Date.now() + 30_000; jobState !== 'succeeded' && Date.now() < deadline; ) {
+        jobState = (await store.getJob(job.id).catch(() => null))?.state ?? '';
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      // Past the lease: a job left running in the store would have been claimed and run again by now.
+      await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 2000));
+      const done = await store.getJob(job.id);
+      expect([done?.state, done?.attempts, runs]).to.deep.equal(['succeeded', 1, 1]);
+    } finally {
+      await runner.stop(1000);
+    }
   });
 
   it('keeps any other failure a 500', () => {
