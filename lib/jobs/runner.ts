@@ -8,14 +8,14 @@
  * process (or this one, restarted) claims the job again. Handlers are therefore idempotent, keyed
  * by the job's id. While a lease is held, nobody else runs the job. A store that cannot be reached
  * when an outcome is to be written (its server restarting) does not make the job run again: the
- * outcome is kept and written once the store answers, which wins while the lease lasts (nobody can
+ * outcome is kept and written once the store answers (untilStoreAnswers), which wins while the lease lasts (nobody can
  * claim the job before it expires), and is refused as a lost lease if another process took it.
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../logger.ts';
 import type { Job, JobData, JobStore } from '../store/jobs.ts';
-import { isStoreUnavailable } from '../store/unavailable.ts';
+import { untilStoreAnswers } from '../store/unavailable.ts';
 import { PermanentJobError, retryDelayMs, type RetryPolicy } from './retry.ts';
 import { currentTraceparent, inSpan, tracingOn } from '../tracing.ts';
 
@@ -198,18 +198,9 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       );
     }, Math.max(10, Math.floor(options.leaseMs / 3)));
     const log = logger.child({ jobId: job.id, jobType: job.type, attempt: job.attempts });
-    /** An outcome's write, tried again while the store cannot be reached, until it answers or this process stops. */
-    const recorded = async <T>(write: () => Promise<T>): Promise<T> => {
-      for (let waited = false; ; waited = true) {
-        try {
-          return await write();
-        } catch (err) {
-          if (!isStoreUnavailable(err) || (stopping && controller.signal.aborted)) throw err;
-          if (!waited) log.warn({ err: errorMessage(err) }, 'The store cannot be reached to record a job outcome; trying again until it can');
-          await new Promise((resolve) => setTimeout(resolve, OUTCOME_RETRY_MS));
-        }
-      }
-    };
+    /** An outcome's write, tried again while the store cannot be reached, until it answers or this process stops (or lost the lease). */
+    const recorded = <T>(write: () => Promise<T>): Promise<T> =>
+      untilStoreAnswers(write, controller.signal, (err) => log.warn({ err: errorMessage(err) }, 'The store cannot be reached to record a job outcome; trying again until it can'));
     try {
       // A holder died during the last attempt: no attempt is left to give it.
       if (job.attempts > job.maxAttempts) {
@@ -332,9 +323,6 @@ function runTraced(handler: JobHandler, job: Job, signal: AbortSignal): Promise<
   const attributes = { 'viewfinder.job.type': job.type, 'viewfinder.job.attempt': job.attempts };
   return inSpan(`job ${job.type}`, attributes, () => handler.run(job, { signal }), { kind: 'consumer', parent });
 }
-
-/** How often an outcome's write is tried again while the store cannot be reached. */
-const OUTCOME_RETRY_MS = 500;
 
 function errorMessage(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);

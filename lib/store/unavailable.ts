@@ -25,3 +25,24 @@ export function isStoreUnavailable(err: unknown): boolean {
 
 /** What Retry-After says while the store is unreachable: the driver finds a server again within seconds of its return. */
 export const STORE_RETRY_AFTER_SECONDS = 5;
+
+/** How often a write is tried again while the store cannot be reached. */
+const RETRY_MS = 500;
+
+/**
+ * `write`, tried again every half second while the store cannot be reached, until it answers or
+ * `signal` aborts (then the last error is thrown). For a write whose loss would make work run
+ * again (a job's outcome, the webhook a finished capture queues): a short outage of the store's
+ * server then delays it instead. Any other error is thrown at once. `onWait` hears the first wait.
+ */
+export async function untilStoreAnswers<T>(write: () => Promise<T>, signal: AbortSignal, onWait?: (err: unknown) => void): Promise<T> {
+  for (let waited = false; ; waited = true) {
+    try {
+      return await write();
+    } catch (err) {
+      if (!isStoreUnavailable(err) || signal.aborted) throw err;
+      if (!waited) onWait?.(err);
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+  }
+}

@@ -15,6 +15,7 @@ import { PermanentJobError } from '../../../../lib/jobs/retry.ts';
 import type { Logger } from '../../../../lib/logger.ts';
 import type { Job } from '../../../../lib/store/jobs.ts';
 import type { Store } from '../../../../lib/store/store.ts';
+import { untilStoreAnswers } from '../../../../lib/store/unavailable.ts';
 import { MIME_TYPES, type CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
 import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
 import { captureThroughCache } from '../result-cache/cached-capture.ts';
@@ -110,8 +111,9 @@ export function captureJobHandler(deps: CaptureJobDeps): JobHandler {
       // Written before the job is marked done, so that a succeeded job always has its image.
       if (deps.blobs) await deps.blobs.put(resultKeyOf(job.id), result.image, { contentType: MIME_TYPES[result.format] });
       await recordUsage(payload, 'capture', result.fileSize);
-      // Queued before the job is marked done; the delivery waits until it is (webhook-job.ts).
-      await deps.queueWebhook(job);
+      // Queued before the job is marked done; the delivery waits until it is (webhook-job.ts). A
+      // store that cannot be reached for a moment delays it: failing here would capture the page again.
+      await untilStoreAnswers(() => deps.queueWebhook(job), signal, (err) => logger.warn({ err: String(err), jobId: job.id }, 'The store cannot be reached to queue a webhook; trying again until it can'));
       recordAsyncCaptureDone('succeeded', job.createdAt);
       return { result: metadata as unknown as Record<string, unknown>, ...(deps.blobs ? {} : { blob: result.image }) };
     },
