@@ -108,11 +108,13 @@ export function captureJobHandler(deps: CaptureJobDeps): JobHandler {
         format: result.format,
         ...(payload.hosted ? { site_id: payload.hosted.siteId } : {}),
       };
-      // Written before the job is marked done, so that a succeeded job always has its image.
-      if (deps.blobs) await deps.blobs.put(resultKeyOf(job.id), result.image, { contentType: MIME_TYPES[result.format] });
+      // Written before the job is marked done, so that a succeeded job always has its image. The
+      // image is in hand: a store that cannot be reached for a moment (GridFS on MongoDB) delays the
+      // write, as it does the webhook's below, rather than failing the job and capturing again.
+      const blobs = deps.blobs;
+      if (blobs) await untilStoreAnswers(() => blobs.put(resultKeyOf(job.id), result.image, { contentType: MIME_TYPES[result.format] }), signal, (err) => logger.warn({ err: String(err), jobId: job.id }, 'The store cannot be reached to keep a capture\'s image; trying again until it can'));
       await recordUsage(payload, 'capture', result.fileSize);
-      // Queued before the job is marked done; the delivery waits until it is (webhook-job.ts). A
-      // store that cannot be reached for a moment delays it: failing here would capture the page again.
+      // Queued before the job is marked done; the delivery waits until it is (webhook-job.ts).
       await untilStoreAnswers(() => deps.queueWebhook(job), signal, (err) => logger.warn({ err: String(err), jobId: job.id }, 'The store cannot be reached to queue a webhook; trying again until it can'));
       recordAsyncCaptureDone('succeeded', job.createdAt);
       return { result: metadata as unknown as Record<string, unknown>, ...(deps.blobs ? {} : { blob: result.image }) };
