@@ -6,12 +6,16 @@
  *
  * Delivery is at least once: a process that dies mid-job leaves a lease that expires, and another
  * process (or this one, restarted) claims the job again. Handlers are therefore idempotent, keyed
- * by the job's id. While a lease is held, nobody else runs the job.
+ * by the job's id. While a lease is held, nobody else runs the job. A store that cannot be reached
+ * when an outcome is to be written (its server restarting) does not make the job run again: the
+ * outcome is kept and written once the store answers (untilStoreAnswers), which wins while the lease lasts (nobody can
+ * claim the job before it expires), and is refused as a lost lease if another process took it.
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../logger.ts';
 import type { Job, JobData, JobStore } from '../store/jobs.ts';
+import { untilStoreAnswers } from '../store/unavailable.ts';
 import { PermanentJobError, retryDelayMs, type RetryPolicy } from './retry.ts';
 import { currentTraceparent, inSpan, tracingOn } from '../tracing.ts';
 
@@ -199,10 +203,13 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       );
     }, Math.max(10, Math.floor(options.leaseMs / 3)));
     const log = logger.child({ jobId: job.id, jobType: job.type, attempt: job.attempts });
+    /** An outcome's write, tried again while the store cannot be reached, until it answers or this process stops (or lost the lease). */
+    const recorded = <T>(write: () => Promise<T>): Promise<T> =>
+      untilStoreAnswers(write, controller.signal, (err) => log.warn({ err: errorMessage(err) }, 'The store cannot be reached to record a job outcome; trying again until it can'));
     try {
       // A holder died during the last attempt: no attempt is left to give it.
       if (job.attempts > job.maxAttempts) {
-        await giveUp(handler, job, job.lastError ?? 'the process running the last attempt stopped');
+        await giveUp(handler, job, job.lastError ?? 'the process running the last attempt stopped', recorded);
         return;
       }
       let success: JobSuccess;
@@ -212,7 +219,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         release();
         if (stopping && controller.signal.aborted && !leaseLost) {
           // Interrupted by our own shutdown: back in the queue at once, for another process.
-          await store.failJob(job.id, workerId, 'interrupted: the process running it stopped', { retryAt: new Date() });
+          await recorded(() => store.failJob(job.id, workerId, 'interrupted: the process running it stopped', { retryAt: new Date() }));
           return;
         }
         if (leaseLost) {
@@ -224,29 +231,30 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         if (!(err instanceof PermanentJobError) && job.attempts < job.maxAttempts) {
           const delayMs = retryDelayMs(handler.retry, job.attempts, random);
           log.info({ err: message, delayMs }, 'Job attempt failed; retrying after a backoff');
-          if (await store.failJob(job.id, workerId, message, { retryAt: new Date(Date.now() + delayMs) })) emit({ kind: 'retry', job, error: message, delayMs });
+          if (await recorded(() => store.failJob(job.id, workerId, message, { retryAt: new Date(Date.now() + delayMs) }))) emit({ kind: 'retry', job, error: message, delayMs });
           return;
         }
-        await giveUp(handler, job, message);
+        await giveUp(handler, job, message, recorded);
         return;
       }
       release();
       const payload = handler.endedPayload?.(job);
-      const completed = await store.completeJob(job.id, workerId, { ...success, expiresAt: new Date(Date.now() + handler.retentionMs), ...(payload ? { payload } : {}) });
+      const completed = await recorded(() => store.completeJob(job.id, workerId, { ...success, expiresAt: new Date(Date.now() + handler.retentionMs), ...(payload ? { payload } : {}) }));
       if (completed) emit({ kind: 'succeeded', job });
       else emit({ kind: 'lease-lost', job });
     } catch (err) {
-      // The store failed while writing the outcome: the lease expires and the job runs again.
+      // The store failed while writing the outcome (otherwise than by being unreachable, or while
+      // this process stops): the lease expires and the job runs again.
       log.error({ err }, 'Could not record a job outcome; it runs again once its lease expires');
     } finally {
       clearInterval(renewal);
     }
   }
 
-  async function giveUp(handler: JobHandler, job: Job, error: string) {
+  async function giveUp(handler: JobHandler, job: Job, error: string, recorded: <T>(write: () => Promise<T>) => Promise<T>) {
     await handler.onFailure?.(job, error);
     const payload = handler.endedPayload?.(job);
-    if (await store.failJob(job.id, workerId, error, { expiresAt: new Date(Date.now() + handler.retentionMs), ...(payload ? { payload } : {}) })) emit({ kind: 'failed', job, error });
+    if (await recorded(() => store.failJob(job.id, workerId, error, { expiresAt: new Date(Date.now() + handler.retentionMs), ...(payload ? { payload } : {}) }))) emit({ kind: 'failed', job, error });
   }
 
   async function sweep() {

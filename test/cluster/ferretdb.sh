@@ -9,6 +9,10 @@
 #                                     it (test/node/hosted-mongodb.test.ts); the address is not on any
 #                                     outside network. One STATE_DIR serves one address: `down` first
 #                                     to move it.
+#   FERRETDB_PORT=PORT ferretdb.sh up STATE_DIR
+#                                     on that port rather than a free one: after `down` (without
+#                                     --wipe), the same server comes back where its clients look for
+#                                     it, with its data (test/node/faults.test.ts stops and restarts it)
 #   ferretdb.sh down STATE_DIR [--wipe]   stop it (SIGTERM, then SIGKILL); --wipe also removes STATE_DIR
 #
 # Both are idempotent. Why SQLite rather than PostgreSQL behind it: FerretDB v1 applies an update as a
@@ -50,7 +54,12 @@ rm -f "$PID_FILE" "$PORT_FILE"
 
 BIN="$("$HERE/build.sh" ferretdb | tail -n 1)"
 [[ -x "$BIN" ]] || die "build.sh printed no binary (got: $BIN)"
-PORT="$(free_port)"
+if [[ -n "${FERRETDB_PORT:-}" ]]; then
+  [[ $FERRETDB_PORT =~ ^[0-9]+$ ]] || die "FERRETDB_PORT=$FERRETDB_PORT is not a port number"
+  PORT="$FERRETDB_PORT"
+else
+  PORT="$(free_port)"
+fi
 # setsid: its own session, so that the caller's Ctrl-C or process group kill does not reach it; down stops it.
 setsid "$BIN" -listen "$HOST:$PORT" -handler sqlite -sqlite-url "file:$STATE/data/" </dev/null >>"$STATE/ferretdb.log" 2>&1 &
 echo $! >"$PID_FILE"

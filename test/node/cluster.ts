@@ -239,17 +239,32 @@ export const NODE_BRIDGE = '10.244.0.1';
 /**
  * FerretDB (test/cluster/ferretdb.sh) on the node's bridge address, as a MongoDB outside the cluster
  * that the chart's pods reach through mongodb.external. Its own STATE_DIR, wiped by stop().
+ * halt() stops the server and keeps its data; resume() starts it again on the same port (the
+ * MongoDB server going away and coming back, as test/node/faults.test.ts needs).
  */
-export function startFerretDBOnBridge(): { uri: string; stop: () => void } {
+export function startFerretDBOnBridge(): { uri: string; stop: () => void; halt: () => void; resume: () => void } {
   const script = `${REPO}test/cluster/ferretdb.sh`;
   const state = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-ferretdb-node-'));
-  const up = spawnSync(script, ['up', state], { env: { ...process.env, FERRETDB_LISTEN_HOST: NODE_BRIDGE }, encoding: 'utf8' });
-  const last = up.stdout.trim().split('\n').at(-1) ?? '';
-  if (up.status !== 0 || !last.startsWith('MONGODB_URI=')) {
-    spawnSync(script, ['down', state, '--wipe']);
-    throw new Error(`ferretdb.sh up on ${NODE_BRIDGE} failed (${up.status}):\n${up.stdout}${up.stderr}`);
-  }
-  return { uri: last.slice('MONGODB_URI='.length), stop: () => void spawnSync(script, ['down', state, '--wipe']) };
+  const up = (port?: string) => {
+    const started = spawnSync(script, ['up', state], { env: { ...process.env, FERRETDB_LISTEN_HOST: NODE_BRIDGE, ...(port ? { FERRETDB_PORT: port } : {}) }, encoding: 'utf8' });
+    const last = started.stdout.trim().split('\n').at(-1) ?? '';
+    if (started.status !== 0 || !last.startsWith('MONGODB_URI=')) {
+      spawnSync(script, ['down', state, ...(port ? [] : ['--wipe'])]);
+      throw new Error(`ferretdb.sh up on ${NODE_BRIDGE}${port ? `:${port}` : ''} failed (${started.status}):\n${started.stdout}${started.stderr}`);
+    }
+    return last.slice('MONGODB_URI='.length);
+  };
+  const uri = up();
+  const port = new URL(uri).port;
+  return {
+    uri,
+    stop: () => void spawnSync(script, ['down', state, '--wipe']),
+    halt: () => {
+      const down = spawnSync(script, ['down', state], { encoding: 'utf8' });
+      if (down.status !== 0) throw new Error(`ferretdb.sh down failed (${down.status}):\n${down.stdout}${down.stderr}`);
+    },
+    resume: () => void up(port),
+  };
 }
 
 /**

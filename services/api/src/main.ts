@@ -156,8 +156,11 @@ try {
       }),
     close: async () => {
       monitors?.stop();
-      // Jobs still running after the grace time go back to the queue, for another replica or the next start.
-      await runner?.stop(10_000);
+      // Jobs still running after the grace time go back to the queue, for another replica or the next
+      // start, and then run again from the beginning: half of SHUTDOWN_TIMEOUT_MS lets a job finish
+      // that a fixed 10 s cut short (a monitor run whose captures clients preempt, seen when a pod
+      // was deleted under load), and leaves the other half for the rest of the shutdown.
+      await runner?.stop(config.shutdownTimeoutMs / 2);
       await monitors?.images.close();
       await renderer.close();
       if (jobStore !== store) await jobStore?.close();

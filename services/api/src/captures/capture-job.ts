@@ -15,6 +15,7 @@ import { PermanentJobError } from '../../../../lib/jobs/retry.ts';
 import type { Logger } from '../../../../lib/logger.ts';
 import type { Job } from '../../../../lib/store/jobs.ts';
 import type { Store } from '../../../../lib/store/store.ts';
+import { untilStoreAnswers } from '../../../../lib/store/unavailable.ts';
 import { MIME_TYPES, type CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
 import type { CaptureRequest, Renderer } from '../../../renderer/src/renderer.ts';
 import { captureThroughCache } from '../result-cache/cached-capture.ts';
@@ -132,21 +133,21 @@ export function captureJobHandler(deps: CaptureJobDeps): JobHandler {
         format: result.format,
         ...(payload.hosted ? { site_id: payload.hosted.siteId } : {}),
       };
+      const blobs = deps.blobs;
       if (payload.storage) {
         // In the client's bucket instead of here: the job keeps where it went, not the image.
         metadata.storage = await deliverToStorage(deps, job, payload, result.format, result.image, signal);
-        await recordUsage(payload, 'capture', result.fileSize);
-        await deps.queueWebhook(job);
-        recordAsyncCaptureDone('succeeded', job.createdAt);
-        return { result: metadata as unknown as Record<string, unknown> };
+      } else if (blobs) {
+        // Written before the job is marked done, so that a succeeded job always has its image. The
+        // image is in hand: a store that cannot be reached for a moment (GridFS on MongoDB) delays the
+        // write, as it does the webhook's below, rather than failing the job and capturing again.
+        await untilStoreAnswers(() => blobs.put(resultKeyOf(job.id), result.image, { contentType: MIME_TYPES[result.format] }), signal, (err) => logger.warn({ err: String(err), jobId: job.id }, 'The store cannot be reached to keep a capture\'s image; trying again until it can'));
       }
-      // Written before the job is marked done, so that a succeeded job always has its image.
-      if (deps.blobs) await deps.blobs.put(resultKeyOf(job.id), result.image, { contentType: MIME_TYPES[result.format] });
       await recordUsage(payload, 'capture', result.fileSize);
       // Queued before the job is marked done; the delivery waits until it is (webhook-job.ts).
-      await deps.queueWebhook(job);
+      await untilStoreAnswers(() => deps.queueWebhook(job), signal, (err) => logger.warn({ err: String(err), jobId: job.id }, 'The store cannot be reached to queue a webhook; trying again until it can'));
       recordAsyncCaptureDone('succeeded', job.createdAt);
-      return { result: metadata as unknown as Record<string, unknown>, ...(deps.blobs ? {} : { blob: result.image }) };
+      return { result: metadata as unknown as Record<string, unknown>, ...(payload.storage || blobs ? {} : { blob: result.image }) };
     },
     async sweep(now) {
       if (!deps.blobs || now.getTime() - sweptAt < SWEEP_EVERY_MS) return;
