@@ -71,7 +71,7 @@ describe('docs/monitors.md: from kubectl apply of a PageMonitor to an alert in P
   this.timeout(180_000);
   if (skippedWithoutCluster('the walk-through against a real API server')) return;
 
-  let page: { server: http.Server; url: string; banner: { text: string; colour: string } };
+  let page: { server: http.Server; url: string; banner: { text: string; colour: string }; broken: boolean };
   let target: KubeTarget;
   let dataDir: string;
   let renderer: ServiceProcess | undefined;
@@ -256,7 +256,44 @@ describe('docs/monitors.md: from kubectl apply of a PageMonitor to an alert in P
     expect(((await prometheus?.alerts()) ?? []).filter((alert) => alert.labels.alertname?.startsWith('ViewfinderMonitor'))).to.deep.equal([]);
   });
 
-  it('6. deleting the PageMonitor deletes the monitor in the API with its runs and pictures', async () => {
+  it('6. the page breaks: the next run makes Healthy False with one ChecksFailing event naming each check, the run holds the evidence, ViewfinderMonitorPageChecksFailing fires; fixed, all clears', async function () {
+    this.timeout(300_000);
+    page.broken = true;
+    const broke = shIndex(['--for=condition=Healthy=False', 'reason=ChecksFailing']);
+    const { stdout } = await run(broke);
+    expect(shape(stdout)).to.deep.equal(shape(here(outputAfter(broke))));
+    const monitor = await resource();
+    expect(monitor.status?.conditions?.find((condition) => condition.type === 'Healthy')).to.include({ status: 'False', reason: 'ChecksFailing' });
+    expect(monitor.status?.pages?.[0]?.failingChecks?.map((failure) => failure.check)).to.deep.equal(['maxConsoleErrors', 'text[0].contains']);
+
+    const evidence = shIndex(['verdict.failures', 'report.console.errors']);
+    const shown = await run(evidence);
+    expect(shown.stdout.trim()).to.equal(here(outputAfter(evidence)).trim());
+
+    const alert = shIndex(['/api/v1/alerts', 'ViewfinderMonitorPageChecksFailing']);
+    const expected = here(outputAfter(alert)).trim();
+    let last = '';
+    // The rule's `for: 1m`, then a scrape and an evaluation (every second here).
+    for (const deadline = Date.now() + 150_000; last !== expected; ) {
+      if (Date.now() > deadline) throw new Error(`the alert never showed as the doc says:\n${expected}\nlast answer: ${JSON.stringify(last)}\nalerts: ${JSON.stringify(await prometheus?.alerts())}`);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      last = (await run(alert)).stdout.trim();
+    }
+
+    page.broken = false;
+    const fixed = shIndex(['--for=condition=Healthy=True', 'reason=ChecksPassing']);
+    const back = await run(fixed);
+    expect(shape(back.stdout)).to.deep.equal(shape(here(outputAfter(fixed))));
+    for (const deadline = Date.now() + 60_000; last !== ''; ) {
+      if (Date.now() > deadline) throw new Error(`the alert is still there: ${last}`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      last = (await run(alert)).stdout.trim();
+    }
+    const failingEvents = await terminal!.run(`kubectl -n ${target.namespace} get events --field-selector involvedObject.name=storefront,reason=ChecksFailing -o jsonpath='{range .items[*]}{.count}{"\\n"}{end}'`);
+    expect(failingEvents.stdout.trim(), 'one ChecksFailing event, written once, for the one change of state').to.equal('1');
+  });
+
+  it('7. deleting the PageMonitor deletes the monitor in the API with its runs and pictures', async () => {
     const cleanUp = shIndex(['kubectl', 'delete pagemonitor/storefront']);
     const { stdout } = await run(cleanUp);
     expect(shape(stdout)).to.deep.equal(shape(here(outputAfter(cleanUp))));
@@ -278,15 +315,15 @@ describe('docs/monitors.md: from kubectl apply of a PageMonitor to an alert in P
  * The page of the walk-through: a header, a banner the test changes, and a clock that ticks (which
  * the doc's hideSelectors hides), served on loopback.
  */
-async function startShopPage(): Promise<{ server: http.Server; url: string; banner: { text: string; colour: string } }> {
-  const state = { banner: { text: 'Winter sale: 20 % off', colour: '#2a9d8f' } };
+async function startShopPage(): Promise<{ server: http.Server; url: string; banner: { text: string; colour: string }; broken: boolean }> {
+  const state = { banner: { text: 'Winter sale: 20 % off', colour: '#2a9d8f' }, broken: false };
   const server = http.createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
     res.end(`<!doctype html><html><head><meta charset="utf-8"><title>Shop</title>
 <style>body{margin:0;font:16px sans-serif}header{height:48px;background:#264653;color:#fff;display:flex;justify-content:space-between;align-items:center;padding:0 16px}
 .banner{height:64px;line-height:64px;text-align:center;color:#fff;font-size:28px;background:${state.banner.colour}}main{padding:16px}</style></head>
 <body><header><b>Shop</b><span class="clock"></span></header><div class="banner">${state.banner.text}</div>
-<main><h1>Our products</h1><p>Everything you need, delivered tomorrow.</p></main>
+${state.broken ? '<main><h1>Something went wrong</h1></main><script>const products = undefined; products.map((product) => product.name);</script>' : '<main><h1>Our products</h1><p>Everything you need, delivered tomorrow.</p></main>'}
 <script>const clock = document.querySelector('.clock'); setInterval(() => { clock.textContent = new Date().toISOString(); }, 50);</script></body></html>`);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -299,6 +336,13 @@ async function startShopPage(): Promise<{ server: http.Server; url: string; bann
     },
     set banner(next) {
       state.banner = next;
+    },
+    /** A deploy that broke the page: its script throws, and the product list is gone. */
+    get broken() {
+      return state.broken;
+    },
+    set broken(next) {
+      state.broken = next;
     },
   };
 }

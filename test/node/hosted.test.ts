@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   CHART,
   IMAGE_ARGS,
@@ -17,13 +19,17 @@ import {
   pods,
   describeOnRealNode,
   until,
+  NODE_BRIDGE,
+  startChartPrometheus,
 } from './cluster.ts';
 
 /**
  * Hosted values on the embedded store, on the real node: the operator's two pods (one leader)
  * reconcile a Site and an ApiKey applied with kubectl through the API, the key from the Secret
- * captures through the API Service, a domain change answers 403, a deleted ApiKey 401, and
- * killing the leader hands over to the other pod.
+ * captures through the API Service, a domain change answers 403, a deleted ApiKey 401, a
+ * PageMonitor with checks turns Healthy=False when its page breaks (one event, the metric, the
+ * chart's alert firing in a real Prometheus) and back when it is fixed, and killing the leader hands
+ * over to the other pod.
  */
 describeOnRealNode('the chart on a real node: hosted values on the embedded store', function (node) {
 
@@ -33,6 +39,9 @@ describeOnRealNode('the chart on a real node: hosted values on the embedded stor
   let page: { url: string; ip: string };
   let base: string;
   let account: string;
+  let accountKey: string;
+  /** The shop's checkout page, on the node's bridge: the test breaks it and fixes it. */
+  let shop: { url: string; broken: boolean; close: () => Promise<void> };
   const apiKey = () => Buffer.from(kubectl(['get', 'secret', 'widget', '--namespace', namespace, '-o', 'jsonpath={.data.apiKey}']).stdout, 'base64').toString('utf8');
   const hostedCapture = async (key: string) => apiCall(base, key, 'POST', '/api/screenshot', { url: page.url }) as Promise<{ status: number; body: { success: boolean; image?: string; error?: string } }>;
   const apply = (objects: unknown[]) => {
@@ -53,6 +62,7 @@ describeOnRealNode('the chart on a real node: hosted values on the embedded stor
     const created = kubectl(['create', 'namespace', namespace]);
     expect(created.status, created.output).to.equal(0);
     page = await deployPages(namespace);
+    shop = await startShop();
   });
 
   after(async function () {
@@ -62,24 +72,28 @@ describeOnRealNode('the chart on a real node: hosted values on the embedded stor
     kubectl(['delete', 'sites.viewfinder.dev,apikeys.viewfinder.dev', '--all', '--namespace', namespace, '--wait=true', '--timeout=60s']);
     helm(['uninstall', release, '--namespace', namespace, '--ignore-not-found', '--wait']);
     kubectl(['delete', 'namespace', namespace, '--wait=true', '--timeout=240s']);
+    await shop?.close();
   });
+
+  /** The release's values: the renderer reaches the pages Service and the shop on the bridge; the operator mirrors runs every 2 s. */
+  const valueArgs = () => [
+    '-f', `${CHART}/ci/embedded-values.yaml`,
+    ...IMAGE_ARGS,
+    ...ONE_SMALL_RENDERER,
+    '--set-json', `renderer.privateNetworkAllowlist=${JSON.stringify([page.ip, NODE_BRIDGE])}`,
+    '--set', `operator.watchNamespaces={${namespace}}`,
+    '--set-json', 'operator.extraEnv={"MONITOR_STATUS_INTERVAL_SECONDS":"2"}',
+  ];
 
   it('installs: the API, a renderer and two operator pods go Ready, one operator leads', async () => {
     const started = performance.now();
-    const installed = helm([
-      'install', release, CHART, '--namespace', namespace,
-      '-f', `${CHART}/ci/embedded-values.yaml`,
-      ...IMAGE_ARGS,
-      ...ONE_SMALL_RENDERER,
-      '--set-json', `renderer.privateNetworkAllowlist=${JSON.stringify([page.ip])}`,
-      '--set', `operator.watchNamespaces={${namespace}}`,
-    ]);
+    const installed = helm(['install', release, CHART, '--namespace', namespace, ...valueArgs()]);
     expect(installed.status, installed.output).to.equal(0);
     await allReady(namespace, release, 4);
     figures.push(`helm install to all 4 pods Ready: ${((performance.now() - started) / 1000).toFixed(1)} s`);
     await until('an operator pod to hold the Lease', () => pods(namespace, 'app.kubernetes.io/component=operator').some((pod) => pod.metadata.name === leader()), 60_000);
     base = `http://${clusterIP(namespace, `${release}-viewfinder-api`)}`;
-    account = createAccount(namespace, release, 'Acme').id;
+    ({ id: account, key: accountKey } = createAccount(namespace, release, 'Acme'));
     expect(account).to.be.a('string');
   });
 
@@ -111,6 +125,76 @@ describeOnRealNode('the chart on a real node: hosted values on the embedded stor
     expect(refused.status, JSON.stringify(refused.body)).to.equal(401);
   });
 
+  it('a PageMonitor with checks goes Healthy=False (ChecksFailing) when its page breaks: one event, the metric, the alert firing in Prometheus with the chart\'s rules; all clear once the page is fixed', async function () {
+    this.timeout(600_000);
+    const prometheus = await startChartPrometheus(release, namespace, valueArgs());
+    const resource = 'pagemonitor/checkout';
+    const status = () => JSON.parse(kubectl(['get', resource, '--namespace', namespace, '-o', 'jsonpath={.status}']).stdout || '{}') as {
+      monitorId?: string;
+      conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
+      pages?: Array<{ name: string; failingChecks?: Array<{ check: string; message: string }> }>;
+    };
+    const healthy = () => status().conditions?.find((condition) => condition.type === 'Healthy');
+    const events = (reason: string) =>
+      (JSON.parse(kubectl(['get', 'events', '--namespace', namespace, '--field-selector', `involvedObject.kind=PageMonitor,involvedObject.name=checkout,reason=${reason}`, '-o', 'json']).stdout) as { items: Array<{ count?: number; message: string }> }).items;
+    const failing = async () => (await prometheus.query(`viewfinder_monitor_page_checks_failing{namespace="${namespace}",name="checkout",page="checkout"}`)).map((sample) => Number(sample.value[1]));
+    const alerting = async () => (await prometheus.alerts()).filter((alert) => alert.labels.alertname === 'ViewfinderMonitorPageChecksFailing' && alert.labels.name === 'checkout' && alert.labels.page === 'checkout');
+    let runs = 0;
+    /** Runs the monitor now (the schedule is once a year) and waits for the run to be recorded. */
+    const runNow = async () => {
+      const monitorId = status().monitorId!;
+      const queued = await apiCall(base, accountKey, 'POST', `/api/monitors/${monitorId}/runs`);
+      expect(queued.status, JSON.stringify(queued.body)).to.equal(202);
+      runs += 1;
+      await until(`run ${runs} to be recorded`, async () => ((await apiCall(base, accountKey, 'GET', `/api/monitors/${monitorId}/runs`)).body as unknown[]).length >= runs, 120_000);
+    };
+    try {
+      apply([
+        {
+          apiVersion: 'viewfinder.dev/v1alpha1',
+          kind: 'PageMonitor',
+          metadata: { name: 'checkout', namespace },
+          spec: { account, schedule: '0 0 1 1 *', pages: [{ name: 'checkout', url: shop.url, checks: { maxConsoleErrors: 0, text: [{ contains: 'Total' }] } }] },
+        },
+      ]);
+      waitReady(resource);
+
+      shop.broken = false;
+      await runNow();
+      await until('Healthy=True', () => healthy()?.status === 'True', 60_000, () => JSON.stringify(status()));
+
+      shop.broken = true;
+      const brokeAt = performance.now();
+      await runNow();
+      await until('Healthy=False', () => healthy()?.status === 'False', 60_000, () => JSON.stringify(status()));
+      expect(healthy()!.reason).to.equal('ChecksFailing');
+      expect(healthy()!.message).to.include('checkout').and.to.include('maxConsoleErrors').and.to.include('text[0]');
+      expect(status().pages?.find((entry) => entry.name === 'checkout')?.failingChecks?.map((failure) => failure.check).sort()).to.deep.equal(['maxConsoleErrors', 'text[0].contains']);
+      // A second failing run changes nothing: no second event.
+      await runNow();
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      const failingEvents = events('ChecksFailing');
+      expect(failingEvents.map((event) => event.count ?? 1), JSON.stringify(failingEvents)).to.deep.equal([1]);
+      await until('the metric to count 2 failing checks', async () => (await failing()).join() === '2', 60_000, prometheus.output);
+      await until('ViewfinderMonitorPageChecksFailing to fire', async () => (await alerting()).some((alert) => alert.state === 'firing'), 300_000, prometheus.output);
+      figures.push(`page broken: Healthy=False, the metric at 2 and the alert firing ${((performance.now() - brokeAt) / 1000).toFixed(0)} s after the run was asked for`);
+
+      shop.broken = false;
+      const fixedAt = performance.now();
+      await runNow();
+      await until('Healthy=True again', () => healthy()?.status === 'True', 60_000, () => JSON.stringify(status()));
+      expect(status().pages?.find((entry) => entry.name === 'checkout')?.failingChecks ?? []).to.deep.equal([]);
+      expect(events('ChecksFailing'), 'still one ChecksFailing event').to.have.length(1);
+      expect(events('ChecksPassing').length, 'the return to passing is an event too').to.be.at.least(1);
+      await until('the metric back to 0', async () => (await failing()).join() === '0', 60_000, prometheus.output);
+      await until('the alert to clear', async () => (await alerting()).length === 0, 120_000, prometheus.output);
+      figures.push(`page fixed: Healthy=True, the metric at 0 and the alert cleared ${((performance.now() - fixedAt) / 1000).toFixed(0)} s after the run was asked for`);
+    } finally {
+      await prometheus.close();
+      kubectl(['delete', resource, '--namespace', namespace, '--ignore-not-found', '--wait=true', '--timeout=60s']);
+    }
+  });
+
   it('hands over to the other operator pod when the leader is killed, which then reconciles', async () => {
     const first = leader();
     const started = performance.now();
@@ -140,3 +224,21 @@ describeOnRealNode('the chart on a real node: hosted values on the embedded stor
       () => kubectl(['get', 'leases', '--namespace', namespace, '-o', 'yaml']).stdout);
   });
 });
+
+/**
+ * A shop's checkout page on the node's bridge address, where pods reach the host: healthy, it shows
+ * a total; broken, it logs an error to the console and shows an error instead.
+ */
+async function startShop(): Promise<{ url: string; broken: boolean; close: () => Promise<void> }> {
+  const shop = { url: '', broken: false, close: async () => {} };
+  const server = http.createServer((_req, res) => {
+    const body = shop.broken
+      ? '<!doctype html><html lang="en"><title>Checkout</title><h1>Checkout</h1><p>Something went wrong</p><script>console.error("checkout: cart service answered 500")</script></html>'
+      : '<!doctype html><html lang="en"><title>Checkout</title><h1>Checkout</h1><p>Total: 42.00 EUR</p></html>';
+    res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, NODE_BRIDGE, resolve));
+  shop.url = `http://${NODE_BRIDGE}:${(server.address() as AddressInfo).port}/checkout`;
+  shop.close = () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
+  return shop;
+}
