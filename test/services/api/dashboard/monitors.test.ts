@@ -217,7 +217,8 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
     }));
     expect(chart).to.deep.include({ title: 'Diff ratio of page offers over the last 2 runs (UTC)', labelledBy: 'chart-offers-title chart-offers-desc', threshold: 'threshold 1 %', points: 1 });
     expect(chart.desc).to.match(/^Threshold 1 %\. .*: no ratio \(baseline\); .*: [\d.]+ % \(changed\)\.$/);
-    expect(await page.$$eval('table tbody tr', (rows) => rows.length)).to.equal(2);
+    // The runs table's rows (the run's pages have tables of their evidence too).
+    expect(await page.$$eval('#runs tbody tr', (rows) => rows.length)).to.equal(2);
     await audit();
 
     // Accept the new picture: the baseline changes to this run's capture, and the next run finds no change.
@@ -377,8 +378,8 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
     // The API's schema: an unknown check (said next to the JSON that has it) and a load time that is no number (next to its field).
     await fill('#page-0-checks', '{"webVitals": {"LCP": "good"}, "maxFailedRequest": 0}');
     await click('Create monitor');
-    expect(await text('#page-0-checks-error')).to.equal('Unknown field: "maxFailedRequest"');
-    expect(await text('#page-0-maxLoadTime-error')).to.equal('pages.0.checks.maxLoadTime must be number');
+    expect(await text('#page-0-checks-error')).to.equal('pages[0].checks has an unknown field: "maxFailedRequest"');
+    expect(await text('#page-0-maxLoadTime-error')).to.equal('pages[0].checks.maxLoadTime must be number');
     expect(await invalid('#page-0-maxLoadTime')).to.deep.equal(['true', 'checks-load-hint page-0-maxLoadTime-error']);
     expect(await page.$('#page-0-status-error')).to.equal(null);
     expect(await typed()).to.deep.equal(['200, 304', '0', 'soon', 'Offers', '{"webVitals": {"LCP": "good"}, "maxFailedRequest": 0}']);

@@ -287,7 +287,7 @@ function historyChart(monitor: MonitorView, name: string, runs: RunView[]): Safe
 
 function runsTable(monitor: MonitorView, runs: RunView[], shown: RunView | undefined): SafeHtml {
   if (runs.length === 0) return html`<p>No runs yet.</p>`;
-  return html`<div class="table-wrap"><table class="stack">
+  return html`<div class="table-wrap"><table class="stack" id="runs">
     <caption>Kept runs, newest first (at most ${monitor.historyLimit})</caption>
     <thead><tr><th scope="col">Finished</th><th scope="col">Trigger</th><th scope="col">Outcome</th><th scope="col">Largest diff</th>${monitor.pages.map((p) => html`<th scope="col">${p.name}</th>`)}</tr></thead>
     <tbody>${runs.map(
