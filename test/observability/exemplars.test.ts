@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { expectEventually } from '../support/eventually.ts';
 import { startFixtureServer, type FixtureServer } from '../support/fixture-server.ts';
-import { jaegerMissing, otelEnv, otelPackagesMissing, parentOf, spanTree, tracesOf, uniqueServiceName, type JaegerTrace } from '../support/jaeger.ts';
+import { otelEnv, skipWithoutJaeger, parentOf, spanTree, tracesOf, uniqueServiceName, type JaegerTrace } from '../support/jaeger.ts';
 import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../support/processes.ts';
 import { scrapeEverySecond, startPrometheus, type PrometheusProcess } from '../support/prometheus.ts';
 
@@ -28,17 +28,8 @@ describe('exemplars: the latency histograms lead to the capture\'s trace (real P
   let trace: JaegerTrace;
   const services = { api: uniqueServiceName('vf-exemplar-api'), renderer: uniqueServiceName('vf-exemplar-renderer') };
 
-  let why: string | undefined;
+  skipWithoutJaeger();
   before(async function () {
-    // A Jaeger still building in the background (a cold cache) is waited for, however long it takes.
-    this.timeout(0);
-    why = (await jaegerMissing()) ?? (await otelPackagesMissing());
-  });
-  before(async function () {
-    if (why) {
-      console.log(`      (skipped: ${why})`);
-      this.skip();
-    }
     fixtures = await startFixtureServer();
     renderer = await startServiceProcess(RENDERER_MAIN, { ...otelEnv(services.renderer), RENDER_CONCURRENCY: '1' });
     [api, untraced] = await Promise.all([

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Store } from '../../lib/store/store.ts';
 import { expectEventually } from '../support/eventually.ts';
 import { startFixtureServer, type FixturePages } from '../support/fixture-server.ts';
-import { jaegerMissing, otelEnv, otelPackagesMissing, parentOf, spanTree, tag, tracesOf, uniqueServiceName, type JaegerSpan, type JaegerTrace } from '../support/jaeger.ts';
+import { otelEnv, skipWithoutJaeger, parentOf, spanTree, tag, tracesOf, uniqueServiceName, type JaegerSpan, type JaegerTrace } from '../support/jaeger.ts';
 import { API_MAIN, RENDERER_MAIN, startServiceProcess, type ServiceProcess } from '../support/processes.ts';
 import { sqlite, type TestStore } from '../support/store-backends.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -23,7 +23,6 @@ const SECRETS = {
 
 describe('tracing: each capture is one trace in Jaeger, across the API, the renderer and the job runner (real processes)', function () {
   this.timeout(300_000);
-  let why: string | undefined;
   let fixtures: FixturePages;
   let receiver: WebhookReceiver;
   let renderer: ServiceProcess | undefined;
@@ -35,16 +34,8 @@ describe('tracing: each capture is one trace in Jaeger, across the API, the rend
   let accountId: string;
   const services = { selfHosted: uniqueServiceName('vf-test-api'), hosted: uniqueServiceName('vf-test-hosted'), renderer: uniqueServiceName('vf-test-renderer') };
 
+  skipWithoutJaeger();
   before(async function () {
-    // A Jaeger still building in the background (a cold cache) is waited for, however long it takes.
-    this.timeout(0);
-    why = (await jaegerMissing()) ?? (await otelPackagesMissing());
-  });
-  before(async function () {
-    if (why) {
-      console.log(`      (skipped: ${why})`);
-      this.skip();
-    }
     fixtures = await startFixtureServer();
     receiver = await startWebhookReceiver();
     shared = await sqlite.create();

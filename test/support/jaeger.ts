@@ -27,6 +27,25 @@ export async function jaegerMissing(): Promise<string | undefined> {
     : undefined;
 }
 
+/**
+ * The first hooks of a tracing leg's describe: wait for a Jaeger still building in the background (a
+ * cold cache), however long it takes, then skip the describe, saying why, when there is no Jaeger or
+ * the SDK's packages are missing. The describe's own `before` hooks come after, and run only if not.
+ */
+export function skipWithoutJaeger(): void {
+  let why: string | undefined;
+  before(async function () {
+    this.timeout(0);
+    why = (await jaegerMissing()) ?? (await otelPackagesMissing());
+  });
+  before(function () {
+    if (why) {
+      console.log(`      (skipped: ${why})`);
+      this.skip();
+    }
+  });
+}
+
 /** The @opentelemetry packages the SDK needs, or why they cannot be loaded. */
 export async function otelPackagesMissing(): Promise<string | undefined> {
   for (const name of ['@opentelemetry/api', '@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/context-async-hooks', '@opentelemetry/core', '@opentelemetry/resources']) {
