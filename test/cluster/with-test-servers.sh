@@ -140,7 +140,7 @@ else
       # now, at the lowest CPU priority, they use what the suite leaves idle before their legs need
       # them (build.sh's lock makes a leg wait for a build under way): the NetworkPolicy agent first
       # (network-policies.sh, for test/node/network-policies.test.ts), then the autoscaling leg's
-      # (addons/up.sh; the suite's last leg, the Makefile's TEST_FILES).
+      # (addons/up.sh; the last leg of the suite's cluster lane, test/run-in-lanes.sh).
       setsid bash -c 'for part in network-policies metrics-server prometheus keda-adapter keda-operator; do nice -n 19 "$1/build.sh" "$part" >/dev/null || true; done' _ "$HERE" 2>"$state/addons-build.log" &
       prebuild=$!
     else
