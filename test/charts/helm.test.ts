@@ -197,6 +197,20 @@ describe('chart rendered by helm', function () {
     expect(JSON.parse(json as string)).to.deep.equal(JSON.parse(readFileSync(`${CHART}files/grafana-dashboard.json`, 'utf8')));
   });
 
+  it("sets the dashboard's traces_url variable from metrics.dashboard.tracesUrl, and nothing else of it", () => {
+    const url = 'https://jaeger.example.com';
+    const manifests = render(undefined, ['metrics.dashboard.enabled=true', `metrics.dashboard.tracesUrl=${url}`]);
+    const dashboard = byKind(manifests, 'ConfigMap').find((c) => c.metadata.labels?.grafana_dashboard === '1') as Manifest;
+    const [json] = Object.values(dashboard.data as Record<string, string>);
+    const expected = JSON.parse(readFileSync(`${CHART}files/grafana-dashboard.json`, 'utf8'));
+    const variable = expected.templating.list.find((candidate: { name: string }) => candidate.name === 'traces_url');
+    Object.assign(variable, { query: url, current: { text: url, value: url } });
+    expect(JSON.parse(json as string)).to.deep.equal(expected);
+    const refused = helm(['template', RELEASE, CHART, '--set', 'metrics.dashboard.enabled=true', '--set', 'metrics.dashboard.tracesUrl=javascript:alert(1)']);
+    expect(refused.status).to.not.equal(0);
+    expect(refused.output).to.include('tracesUrl');
+  });
+
   it('scrapes the renderer under a job whose name contains "renderer" (the RendererDown alert)', () => {
     const manifests = render(undefined, ['metrics.serviceMonitor.enabled=true']);
     const monitor = byKind(manifests, 'ServiceMonitor')[0] as Manifest;
