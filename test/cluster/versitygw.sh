@@ -9,6 +9,8 @@
 #                                      S3_ACCESS_KEY_ID=...
 #                                      S3_SECRET_ACCESS_KEY=...
 #   versitygw.sh down STATE_DIR [--wipe]   stop it (SIGTERM, then SIGKILL); --wipe also removes STATE_DIR
+#   VERSITYGW_LISTEN_HOST=10.244.0.1 versitygw.sh up STATE_DIR   on that address instead of loopback
+#                                      (the real node's bridge, where pods reach it)
 #
 # Both are idempotent. Buckets are directories of STATE_DIR/data; object metadata (content type,
 # x-amz-meta-*) goes to a sidecar directory rather than extended attributes, so that any
@@ -20,7 +22,7 @@ die() { log "ERROR: $*"; exit 1; }
 
 [[ $# -ge 2 && ( $1 == up || $1 == down ) ]] || die "usage: versitygw.sh up STATE_DIR | versitygw.sh down STATE_DIR [--wipe]"
 ACTION="$1" STATE="$2" WIPE="${3:-}"
-HOST=127.0.0.1 REGION=us-east-1
+HOST="${VERSITYGW_LISTEN_HOST:-127.0.0.1}" REGION=us-east-1
 PID_FILE="$STATE/versitygw.pid" PORT_FILE="$STATE/versitygw.port"
 
 # shellcheck source=lib/test-server.sh

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { noClusterReason, noNodeReason } from '../support/cluster.ts';
 import { closedPort } from '../support/fixture-server.ts';
+import { createS3Bucket, type S3BlobStoreOptions } from '../../lib/blobs/s3-blob-store.ts';
 import { helm, kubectl } from '../support/k8s-tools.ts';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -265,6 +266,32 @@ export function startFerretDBOnBridge(): { uri: string; stop: () => void; halt: 
     },
     resume: () => void up(port),
   };
+}
+
+/**
+ * An S3-compatible object store (versitygw, test/cluster/versitygw.sh) on the node's bridge address,
+ * where the chart's API pods keep their blobs (api.blobStore.kind=s3) and the test reads them back
+ * from the host; with one bucket made. Its own STATE_DIR, wiped by stop().
+ */
+export async function startObjectStoreOnBridge(bucket: string): Promise<{ options: S3BlobStoreOptions; stop: () => void }> {
+  const script = `${REPO}test/cluster/versitygw.sh`;
+  const state = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-versitygw-node-'));
+  const stop = () => void spawnSync(script, ['down', state, '--wipe']);
+  const up = spawnSync(script, ['up', state], { env: { ...process.env, VERSITYGW_LISTEN_HOST: NODE_BRIDGE }, encoding: 'utf8' });
+  const values = Object.fromEntries(up.stdout.trim().split('\n').map((line) => line.split(/=(.*)/s).slice(0, 2)));
+  if (up.status !== 0 || !values.S3_ENDPOINT) {
+    stop();
+    throw new Error(`versitygw.sh up on ${NODE_BRIDGE} failed (${up.status}):\n${up.stdout}${up.stderr}`);
+  }
+  const options: S3BlobStoreOptions = {
+    endpoint: new URL(values.S3_ENDPOINT),
+    bucket,
+    region: values.S3_REGION,
+    pathStyle: true,
+    credentials: { accessKeyId: values.S3_ACCESS_KEY_ID, secretAccessKey: values.S3_SECRET_ACCESS_KEY },
+  };
+  await createS3Bucket(options);
+  return { options, stop };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
+import { openS3BlobStore } from '../../lib/blobs/s3-blob-store.ts';
 import type { Job } from '../../lib/store/jobs.ts';
 import type { Store } from '../../lib/store/store.ts';
 import { startLoggingPages } from '../support/logging-pages.ts';
@@ -24,6 +25,7 @@ import {
   podBase,
   pods,
   startFerretDBOnBridge,
+  startObjectStoreOnBridge,
   until,
   type Pod,
 } from './cluster.ts';
@@ -32,19 +34,23 @@ import {
  * Hosted mode with 3 API replicas on an external MongoDB, on the real node: FerretDB
  * (test/cluster/ferretdb.sh) listens on the node's bridge address, its URI is in a Secret the
  * chart reads (mongodb.external.existingSecret), and the API, operator and renderer run as pods.
+ * The API's blobs (asynchronous results, monitor pictures) go to an S3 bucket on versitygw
+ * (test/cluster/versitygw.sh), also on the bridge, with its keys in a Secret (api.blobStore.s3);
+ * the test reads them back from the bucket and through every replica.
  * Captures go through the API Service; a rate limit holds exactly across the replicas; an
  * asynchronous capture reads the same from every replica; a monitor's scheduled run is made once;
  * an API pod deleted while it runs a capture leaves it to another, and nothing is lost. The test
  * reads jobs from the same database on the host, as the pods' store sees them. Pages are served by
  * the host on the bridge address, logging every load.
  */
-describeOnRealNode('the chart on a real node: hosted mode, 3 API replicas on an external MongoDB (FerretDB on the node)', function (node) {
+describeOnRealNode('the chart on a real node: hosted mode, 3 API replicas on an external MongoDB (FerretDB on the node), blobs in S3 (versitygw on the node)', function (node) {
   const REPLICAS = 3;
   const namespace = `viewfinder-test-${randomBytes(4).toString('hex')}-mongodb`;
   const release = 'vfm';
   const api = `${release}-viewfinder-api`;
   const figures: string[] = [];
   let ferret: ReturnType<typeof startFerretDBOnBridge> | undefined;
+  let objectStore: Awaited<ReturnType<typeof startObjectStoreOnBridge>> | undefined;
   let pages: Awaited<ReturnType<typeof startLoggingPages>> | undefined;
   let store: (Store & { dropDatabase(): Promise<void> }) | undefined;
   let base: string;
@@ -68,6 +74,9 @@ describeOnRealNode('the chart on a real node: hosted mode, 3 API replicas on an 
     const created = kubectl(['create', 'namespace', namespace]);
     expect(created.status, created.output).to.equal(0);
     createSecret(namespace, 'external-mongodb', { 'mongodb-uri': database });
+    objectStore = await startObjectStoreOnBridge(`viewfinder-node-${randomBytes(4).toString('hex')}`);
+    const { accessKeyId, secretAccessKey } = objectStore.options.credentials;
+    createSecret(namespace, 'object-store', { accessKeyId, secretAccessKey });
   });
 
   after(async function () {
@@ -79,6 +88,7 @@ describeOnRealNode('the chart on a real node: hosted mode, 3 API replicas on an 
     await store?.close();
     await pages?.close();
     ferret?.stop();
+    objectStore?.stop();
   });
 
   it(`installs with the MongoDB URI from an existing Secret: ${REPLICAS} API pods, a renderer and two operator pods go Ready, and the chart runs no MongoDB`, async () => {
@@ -96,6 +106,10 @@ describeOnRealNode('the chart on a real node: hosted mode, 3 API replicas on an 
       // A killed replica's job goes to another after the lease: 10 s rather than 30 keeps the test short.
       '--set-string', 'api.extraEnv.JOB_LEASE_MS=10000',
       '--set', `operator.watchNamespaces={${namespace}}`,
+      '--set', 'api.blobStore.kind=s3',
+      '--set', `api.blobStore.s3.endpoint=${objectStore!.options.endpoint.origin}`,
+      '--set', `api.blobStore.s3.bucket=${objectStore!.options.bucket}`,
+      '--set', 'api.blobStore.s3.existingSecret=object-store',
     ]);
     expect(installed.status, installed.output).to.equal(0);
     await allReady(namespace, release, REPLICAS + 1 + 2);
@@ -158,7 +172,9 @@ describeOnRealNode('the chart on a real node: hosted mode, 3 API replicas on an 
     expect(done.map((answer) => answer.body.status)).to.deep.equal(replicas.map(() => 'succeeded'));
     expect(images.size, 'one result, the same through every replica').to.equal(1);
     expect([...images][0]).to.match(/^data:image\/png;base64,iVBORw0KGgo/);
-    figures.push(`asynchronous capture ${id}: read through each of ${replicas.length} replicas (${replicas.map((pod) => pod.status.podIP).join(', ')}), succeeded on every one`);
+    const kept = await (await openS3BlobStore(objectStore!.options)).getBuffer(`captures/${id}`);
+    expect(kept?.bytes.toString('base64'), 'the result every replica answers is the object in the bucket').to.equal([...images][0]!.slice('data:image/png;base64,'.length));
+    figures.push(`asynchronous capture ${id}: read through each of ${replicas.length} replicas (${replicas.map((pod) => pod.status.podIP).join(', ')}), succeeded on every one; its image is captures/${id} in the bucket`);
   });
 
   it("makes a monitor's scheduled run once across the replicas: one run per scheduled minute, its page loaded once per run", async function () {
@@ -182,6 +198,15 @@ describeOnRealNode('the chart on a real node: hosted mode, 3 API replicas on an 
     expect(new Set(jobs.map((job) => job.payload.scheduledAt))).to.deep.equal(new Set(scheduled));
     expect(jobs.map((job) => job.attempts)).to.deep.equal(jobs.map(() => 1));
     figures.push(`monitor every minute on ${REPLICAS} replicas: ${runs.length} scheduled runs, ${runs.length} page loads, each run's job claimed once; seen running on ${[...runners].join(', ') || '(none caught while running)'}`);
+    // Its baseline picture is in the bucket, and every replica serves those bytes.
+    const imageId = ((await call('GET', `/api/monitors/${monitorId}`)).body.baselines as Record<string, string>).home;
+    const stored = await (await openS3BlobStore(objectStore!.options)).getBuffer(`monitor-images/${imageId}.png`);
+    expect(stored, `monitor-images/${imageId}.png in the bucket`).to.not.equal(undefined);
+    for (const pod of apiPods()) {
+      const served = await fetch(`${podBase(pod)}/api/monitors/${monitorId}/images/${imageId}`, { headers: { 'x-api-key': account.key }, signal: AbortSignal.timeout(30_000) });
+      expect(served.status, `the baseline through ${pod.metadata.name}`).to.equal(200);
+      expect(Buffer.from(await served.arrayBuffer()).equals(stored!.bytes), `the baseline through ${pod.metadata.name} is the object's bytes`).to.equal(true);
+    }
     expect((await call('DELETE', `/api/monitors/${monitorId}`)).status).to.equal(200);
     monitorId = undefined;
   });
