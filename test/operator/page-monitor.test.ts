@@ -162,6 +162,36 @@ describeOnEachTarget('PageMonitor controller', 120_000, (start) => {
     expect(JSON.stringify(await get('login'))).to.not.include('lovelace-secret');
   });
 
+  it("takes a journey's named values from the Secret's values key (issue #41), and refuses a valueFrom the Secret lacks with the API's message (InvalidSpec); the values are nowhere else", async () => {
+    const steps = [
+      { action: 'fill', selector: '#user', value: 'ada' },
+      { action: 'fill', selector: '#password', valueFrom: 'password' },
+      { action: 'press', selector: '#password', key: 'Enter' },
+    ];
+    await ctx.kube.createSecret('shop-journey', { values: '{"pin": "4242-journey-pin"}' });
+    await ctx.kube.createPageMonitor('journey', { account: ctx.account.id, schedule: '@daily', pages: [{ ...page, name: 'account', steps, credentialsSecretRef: { name: 'shop-journey' } }] });
+    const refused = await notReady('journey', 'InvalidSpec');
+    expect(refused.message).to.include('pages[0]: steps[1].valueFrom names "password", which credentials.values does not hold');
+    expect(refused.message).to.not.include('4242-journey-pin');
+
+    await ctx.kube.createSecret('shop-login', { values: '{"password": "lovelace-journey-secret"}' });
+    await ctx.kube.patchSpec('PageMonitor', 'journey', { pages: [{ ...page, name: 'account', steps, credentialsSecretRef: { name: 'shop-login' } }] });
+    await readyMonitor('journey');
+    const monitor = await monitorOf('journey');
+    expect(monitor.pages[0]).to.deep.include({ name: 'account', steps, credentials: { values: { password: 'lovelace-journey-secret' } } });
+    const answered = await call('GET', `/api/monitors/${monitor.id}`);
+    expect((answered.body.pages as Array<Record<string, unknown>>)[0]).to.deep.include({ name: 'account', steps, hasCredentials: true });
+    expect(JSON.stringify(answered.body)).to.not.include('lovelace-journey-secret');
+    expect(JSON.stringify(await get('journey'))).to.not.include('lovelace-journey-secret');
+  });
+
+  it('refuses a Secret whose values key is not JSON (InvalidSpec), naming the key and never its text', async () => {
+    await ctx.kube.createSecret('broken-values', { values: 'password=hunter2-journey' });
+    await ctx.kube.createPageMonitor('broken', { account: ctx.account.id, schedule: '@daily', pages: [{ ...page, name: 'account', credentialsSecretRef: { name: 'broken-values' } }] });
+    const refused = await notReady('broken', 'InvalidSpec');
+    expect(refused.message).to.equal(`spec.pages[account].credentialsSecretRef: Secret ${ctx.target.namespace}/broken-values: its key "values" is not JSON`);
+  });
+
   it('reports AccountNotFound, with the way out, for a spec.account that names no account', async () => {
     await ctx.kube.createPageMonitor('orphan', { account: 'acct_missing', schedule: '@daily', pages: [page] });
     const found = await notReady('orphan', 'AccountNotFound');

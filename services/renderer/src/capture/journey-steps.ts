@@ -135,8 +135,8 @@ export function stepIndexOf(instancePath: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-/** The checks a schema cannot make, on steps that passed it: their size, capture names, credentials they name. */
-export function stepsProblems(steps: readonly JourneyStep[] | undefined, credentials?: Record<string, string>): string[] {
+/** The checks a schema cannot make, on steps that passed it: their size, capture names, credentials they name (`holder`: where those are, as the 400 names it). */
+export function stepsProblems(steps: readonly JourneyStep[] | undefined, credentials?: Record<string, string>, holder = 'credentials'): string[] {
   if (!steps) return [];
   const problems: string[] = [];
   if (JSON.stringify(steps).length > MAX_STEPS_JSON_LENGTH) problems.push(`steps must be at most ${MAX_STEPS_JSON_LENGTH} characters of JSON in all`);
@@ -147,7 +147,7 @@ export function stepsProblems(steps: readonly JourneyStep[] | undefined, credent
   for (const [i, step] of steps.entries()) {
     if (step.action !== 'fill' || step.valueFrom === undefined) continue;
     // Names a credential, never its value.
-    if (!credentials || !Object.hasOwn(credentials, step.valueFrom)) problems.push(`steps[${i}].valueFrom names ${JSON.stringify(step.valueFrom)}, which credentials does not hold`);
+    if (!credentials || !Object.hasOwn(credentials, step.valueFrom)) problems.push(`steps[${i}].valueFrom names ${JSON.stringify(step.valueFrom)}, which ${holder} does not hold`);
   }
   return problems;
 }

@@ -113,7 +113,7 @@ fetch('/api/ok').then((r) => r.text());</script></body></html>`,
     await dashboard.store.setMonitorBaseline(monitor.id, 'shop', imageId);
     const at = (minutes: number) => new Date(Date.UTC(2026, 0, 2, 6, minutes));
     // The older run was recorded before reports existed: it has none.
-    const result = { page: 'shop', diffRatio: null, regions: [], captureImageId: imageId, diffImageId: null, baselineImageId: imageId, error: null, report: null, verdict: null };
+    const result = { page: 'shop', diffRatio: null, regions: [], captureImageId: imageId, diffImageId: null, baselineImageId: imageId, error: null, report: null, verdict: null, journey: null };
     const old = await dashboard.store.recordMonitorRun({ monitorId: monitor.id, trigger: 'schedule', scheduledAt: at(0), startedAt: at(0), finishedAt: at(1), pages: [{ ...result, outcome: 'baseline' }] });
     const latest = await dashboard.store.recordMonitorRun({
       monitorId: monitor.id,

@@ -83,7 +83,7 @@ describe('monitor metrics', () => {
 describe("monitor metrics of a page's checks (issue #40)", () => {
   const verdictWith = (...checks: string[]) => ({ failing: checks.length > 0, failures: checks.map((check) => ({ check, measured: 1, bound: 0, message: check })), passed: [] });
   const result = (verdict: ReturnType<typeof verdictWith> | null, report: unknown = null) =>
-    ({ page: 'home', outcome: 'unchanged', diffRatio: 0, regions: [], captureImageId: null, diffImageId: null, baselineImageId: null, error: null, report, verdict }) as MonitorPageResult;
+    ({ page: 'home', outcome: 'unchanged', diffRatio: 0, regions: [], captureImageId: null, diffImageId: null, baselineImageId: null, error: null, report, verdict, journey: null }) as MonitorPageResult;
   const vitals = (values: Record<string, number | null>) => Object.fromEntries(['LCP', 'CLS', 'FCP', 'TTFB', 'TBT'].map((name) => [name, { value: values[name] ?? null, unit: name === 'CLS' ? 'score' : 'ms', rating: null }]));
   const report = {
     vitals: vitals({ LCP: 3100, CLS: 0.02, TTFB: 40 }),
