@@ -166,7 +166,7 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
  * checks metrics, the dashboard) and not merely as a capture that did not happen. The renderer's
  * message names the step and why, never a value typed.
  */
-async function journeyFailure(deps: Pick<RunDeps, 'images'>, err: JourneyFailed): Promise<Pick<MonitorPageResult, 'journey' | 'verdict'>> {
+export async function journeyFailure(deps: Pick<RunDeps, 'images'>, err: JourneyFailed): Promise<Pick<MonitorPageResult, 'journey' | 'verdict'>> {
   const { steps, failedStep } = err.journey as { steps: StepReport[]; failedStep?: number };
   const picture = err.image?.startsWith(PNG_DATA_URI) ? Buffer.from(err.image.slice(PNG_DATA_URI.length), 'base64') : undefined;
   const failureImageId = picture && picture.length > 0 ? await deps.images.put(picture) : undefined;
