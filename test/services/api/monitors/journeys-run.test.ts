@@ -1,12 +1,11 @@
 import { expect } from 'chai';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { PNG } from 'pngjs';
 import { apiRegistry } from '../../../../services/api/src/metrics.ts';
 import { waitFor } from '../../../operator/support.ts';
 import { startHosted, type HostedHarness } from '../hosted/support.ts';
 import { capturedLogger } from '../../../support/captured-logger.ts';
 import { MONITOR_RUN_JOB } from '../../../../services/api/src/monitors/service.ts';
+import { startLoginSite, type LoginSite } from '../../../support/login-site.ts';
 
 /**
  * Journeys on monitor pages (issue #41), end to end in the API: steps declared through the management
@@ -17,41 +16,6 @@ import { MONITOR_RUN_JOB } from '../../../../services/api/src/monitors/service.t
  */
 const PASSWORD = 'pw-Mon41-journey-secret';
 const WRONG = 'pw-Mon41-wrong-secret';
-const SESSION = 'session-41';
-
-async function startLoginSite() {
-  const logins: { user: string; ok: boolean }[] = [];
-  const page = (body: string) => `<!doctype html><html><head><meta charset="utf-8"></head><body style="font:16px sans-serif">${body}</body></html>`;
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://site');
-    const signedIn = (req.headers.cookie ?? '').split(/;\s*/).includes(`session=${SESSION}`);
-    if (url.pathname === '/login' && req.method === 'POST') {
-      let raw = '';
-      req.on('data', (chunk: Buffer) => (raw += chunk));
-      req.on('end', () => {
-        const form = new URLSearchParams(raw);
-        const ok = form.get('user') === 'ada' && form.get('password') === PASSWORD;
-        logins.push({ user: form.get('user') ?? '', ok });
-        res.writeHead(303, ok ? { location: '/account', 'set-cookie': `session=${SESSION}; Path=/; HttpOnly` } : { location: '/login?failed=1' }).end();
-      });
-      return;
-    }
-    if (url.pathname === '/login') {
-      const failed = url.searchParams.has('failed') ? '<p id="failed">Wrong password</p>' : '';
-      return res
-        .writeHead(200, { 'content-type': 'text/html' })
-        .end(page(`<form method="post" action="/login"><input id="user" name="user"><input id="password" name="password" type="password"><button id="go">Sign in</button></form>${failed}`));
-    }
-    if (url.pathname === '/account') {
-      if (!signedIn) return res.writeHead(303, { location: '/login' }).end();
-      return res.writeHead(200, { 'content-type': 'text/html' }).end(page('<h1 id="welcome">Welcome, ada</h1>'));
-    }
-    res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { origin, logins, close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) };
-}
 
 /** The sign-in of docs/monitors.md ("Journeys"): the user in clear, the password from the page's values. */
 const SIGN_IN = [
@@ -64,11 +28,11 @@ const SIGN_IN = [
 describe('journeys on monitor pages (hosted, real Chromium)', function () {
   this.timeout(240_000);
   let hosted: HostedHarness;
-  let site: Awaited<ReturnType<typeof startLoginSite>>;
+  let site: LoginSite;
   const logs = capturedLogger();
 
   before(async () => {
-    site = await startLoginSite();
+    site = await startLoginSite(PASSWORD);
     // The API's logs (the app's and the monitor service's, at trace level) are searched for the values too.
     hosted = await startHosted({ monitors: true, logger: logs.logger });
   });
