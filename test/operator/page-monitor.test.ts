@@ -21,6 +21,7 @@ import {
   type RunningOperator,
 } from './support.ts';
 import { skippedWithoutCluster } from '../support/cluster.ts';
+import { startLoginSite, type LoginSite } from '../support/login-site.ts';
 
 /**
  * The PageMonitor controller through the API: the resource becomes an API monitor (managedBy),
@@ -463,5 +464,51 @@ describeOnEachTarget('PageMonitor checks, with real Chromium (issue #40)', 300_0
     await ctx.kube.createPageMonitor('plain', { account: ctx.account.id, schedule: '@daily', pages: [{ name: 'about', url: `${origin}/about` }] });
     expect(condition(await readyMonitor('plain'), 'Healthy')).to.deep.include({ status: 'Unknown', reason: 'NoChecks' });
     expect(await get('plain')).to.have.nested.property('status.monitorId');
+  });
+});
+
+describeOnEachTarget('PageMonitor journeys, with real Chromium (issue #41)', 300_000, (start) => {
+  const PASSWORD = 'pw-operator-journey-41';
+  let site: LoginSite;
+  before(async () => {
+    site = await startLoginSite(PASSWORD);
+  });
+  after(() => site.close());
+
+  const ctx = useMonitorOperator(start, sharedRenderer);
+  const { condition, readyMonitor, runAndMirror, eventsOf } = monitorHelpers(ctx);
+  const signIn = (waitFor: string) => [
+    { action: 'fill', selector: '#user', value: 'ada' },
+    { action: 'fill', selector: '#password', valueFrom: 'password' },
+    { action: 'press', selector: '#password', key: 'Enter' },
+    { action: 'waitFor', selector: waitFor, timeout: 3000 },
+  ];
+
+  it("signs in with the password of the Secret's values on every run (Healthy True), and goes Healthy=False ChecksFailing naming the step when the journey stops, with failingChecks and RunFailed; the password is in no status or event", async () => {
+    await ctx.kube.createSecret('shop-login', { values: JSON.stringify({ password: PASSWORD }) });
+    const page = { name: 'account', url: `${site.origin}/login`, removeAds: false, credentialsSecretRef: { name: 'shop-login' } };
+    await ctx.kube.createPageMonitor('account', { account: ctx.account.id, schedule: '@daily', pages: [{ ...page, steps: signIn('#welcome') }] });
+    await readyMonitor('account');
+
+    const passing = await runAndMirror('account');
+    expect(site.logins).to.deep.equal([{ user: 'ada', ok: true }]);
+    expect(passing.run.pages[0]).to.deep.include({ outcome: 'baseline', error: null });
+    expect(passing.run.pages[0]!.journey!.steps.map((step) => step.status)).to.deep.equal(['ok', 'ok', 'ok', 'ok']);
+    expect(condition(passing.resource, 'Healthy')).to.deep.include({ status: 'True', reason: 'ChecksPassing', message: 'Every page passes its checks (account)' });
+
+    // The page behind the login no longer shows #welcome: the journey stops at its last step.
+    await ctx.kube.patchSpec('PageMonitor', 'account', { pages: [{ ...page, steps: signIn('#orders') }] });
+    await readyMonitor('account');
+    const failing = await runAndMirror('account');
+    expect(failing.run.pages[0]).to.deep.include({ outcome: 'failed' });
+    const message = failing.run.pages[0]!.error!;
+    expect(message).to.match(/^Step 4 of 4 \(waitFor "#orders"\) failed: /);
+    expect(condition(failing.resource, 'Healthy')).to.deep.include({ status: 'False', reason: 'ChecksFailing', message: `account: steps[3] (${message})` });
+    expect(failing.resource.status?.pages?.[0]?.failingChecks).to.deep.equal([{ check: 'steps[3]', measured: 'selector-not-visible', bound: 'ok', message }]);
+    const events = await waitFor('the RunFailed and ChecksFailing events', async () => {
+      const found = [...(await eventsOf('account', 'RunFailed')), ...(await eventsOf('account', 'ChecksFailing'))];
+      return found.length === 2 && found;
+    });
+    expect(JSON.stringify([events, await ctx.kube.get<PageMonitorResource>('PageMonitor', 'account')])).to.not.include(PASSWORD);
   });
 });
