@@ -172,6 +172,7 @@ func TestTypesFollowTheOpenAPIDocument(t *testing.T) {
 		{"GET /api/monitors/{monitorId}/runs 200 []", run, viewfinder.MonitorRun{}, nil},
 		{"run pages[]", at(t, run, "properties", "pages", "items"), viewfinder.MonitorRunPage{}, nil},
 		{"run pages[].journey", at(t, run, "properties", "pages", "items", "properties", "journey", "oneOf", "#1"), viewfinder.MonitorJourney{}, nil},
+		{"run pages[].journey.steps[]", at(t, run, "properties", "pages", "items", "properties", "journey", "oneOf", "#1", "properties", "steps", "items"), viewfinder.StepReport{}, nil},
 		{"GET /api/monitors/{monitorId}/runs/{runId} 200", answer("/api/monitors/{monitorId}/runs/{runId}", "get", "200"), viewfinder.MonitorRunWithReports{}, nil},
 		{"GET /api/monitors/{monitorId}/runs/{runId} 200 pages[]", at(t, answer("/api/monitors/{monitorId}/runs/{runId}", "get", "200"), "properties", "pages", "items"), viewfinder.MonitorRunPageReport{}, nil},
 		{"monitor pages[].checks", at(t, monitorPage, "properties", "checks"), viewfinder.Checks{}, nil},

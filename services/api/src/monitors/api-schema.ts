@@ -6,7 +6,7 @@ import { MAX_HIDE_SELECTORS, MAX_SELECTOR_LENGTH } from '../../../renderer/src/p
 import { PROFILE_NAMES } from '../../../renderer/src/capture/profiles.ts';
 import { managedBySchema } from '../routes/api/schemas.ts';
 import { visitOptionsProperties } from '../../../renderer/src/capture/visit-options.ts';
-import { credentialsSchema, stepsSchema } from '../../../renderer/src/capture/journey-steps.ts';
+import { credentialsSchema, FAILURE_REASONS, STEP_ACTIONS, stepsSchema } from '../../../renderer/src/capture/journey-steps.ts';
 
 const { html: _html, headers, cookies, authorization, ...pageVisitProperties } = visitOptionsProperties;
 
@@ -136,6 +136,23 @@ export const monitorViewSchema = {
   },
 } as const;
 
+/** One step of a journey as a run reports it (the renderer's StepReport, capture/journey.ts): what it acted on, never a value typed. */
+const stepReportSchema = {
+  type: 'object',
+  required: ['action', 'status'],
+  properties: {
+    action: { type: 'string', enum: [...STEP_ACTIONS] },
+    selector: { type: 'string' },
+    url: { type: 'string' },
+    key: { type: 'string' },
+    name: { type: 'string' },
+    state: { type: 'string', enum: ['visible', 'hidden'] },
+    status: { type: 'string', enum: ['ok', 'failed', 'skipped'], description: 'skipped: after the step that failed.' },
+    durationMs: { type: 'integer', description: 'Only for steps that ran.' },
+    reason: { type: 'string', enum: [...FAILURE_REASONS], description: 'Only for the step that failed.' },
+  },
+} as const;
+
 export const runViewSchema = {
   type: 'object',
   required: ['id', 'trigger', 'scheduledAt', 'startedAt', 'finishedAt', 'pages'],
@@ -177,7 +194,7 @@ export const runViewSchema = {
                 type: 'object',
                 required: ['steps'],
                 properties: {
-                  steps: { type: 'array', items: { type: 'object', required: ['action', 'status'] } },
+                  steps: { type: 'array', items: stepReportSchema },
                   failedStep: { type: 'integer', minimum: 0, description: 'The index of the step that failed, from 0.' },
                   failureImageId: { type: 'string', description: 'The page when that step failed (GET .../images/{imageId}).' },
                 },

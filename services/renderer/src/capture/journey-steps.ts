@@ -24,6 +24,10 @@ export const NAME_PATTERN = '^[A-Za-z0-9_.-]{1,64}$';
 export const STEP_ACTIONS = ['goto', 'fill', 'click', 'press', 'select', 'check', 'uncheck', 'hover', 'scroll', 'waitFor', 'capture'] as const;
 export type StepAction = (typeof STEP_ACTIONS)[number];
 
+/** Why a step failed, as the report names it (journey.ts). */
+export const FAILURE_REASONS = ['selector-not-visible', 'navigation-refused', 'navigation-failed', 'timeout', 'action-failed'] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
 interface StepBase {
   /** Milliseconds this step may take; DEFAULT_STEP_TIMEOUT_MS when absent. */
   timeout?: number;
