@@ -98,6 +98,10 @@ describe('journeys on monitor pages (hosted, real Chromium)', function () {
       expect(patched.status, patched.text).to.equal(200);
       expect(patched.body.pages[0].hasCredentials).to.equal(true);
       expect((await hosted.store.getMonitor(created.body.id))?.pages[0]?.credentials).to.deep.equal({ values: { password: PASSWORD } });
+      // A monitor logged whole by mistake: its pages' credentials are redacted.
+      logs.logger.info({ monitor: await hosted.store.getMonitor(created.body.id) }, 'a monitor logged whole');
+      const logged = logs.lines.find((line) => line.includes('a monitor logged whole'));
+      expect(logged).to.include('[redacted]').and.not.include(PASSWORD);
       const renamed = await api().patch(`/api/monitors/${created.body.id}`, { pages: [{ ...shown, steps: [{ action: 'fill', selector: '#password', valueFrom: 'secret' }] }] });
       expect(renamed.status, renamed.text).to.equal(400);
       expect(renamed.body.error).to.equal('pages[0]: steps[0].valueFrom names "secret", which credentials.values does not hold');
