@@ -21,6 +21,12 @@ const REDACTED_PATHS = [
   'request.credentials',
   'steps[*].value',
   'request.steps[*].value',
+  // A monitor's pages: their credentials (the values their journeys type among them) and fill values.
+  'pages[*].credentials',
+  'monitor.pages[*].credentials',
+  'pages[*].steps[*].value',
+  'monitor.pages[*].steps[*].value',
+  'page.credentials',
 ];
 
 export function createLogger(options: { level?: string; name?: string } = {}, destination?: DestinationStream): Logger {

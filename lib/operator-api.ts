@@ -76,8 +76,8 @@ export interface ManagedMonitor {
   name: string;
   schedule: string;
   compare: { threshold: number; baseline: 'accepted' | 'previous'; pixelTolerance: number };
-  /** `checks` as declared (its shape is the API's business: the operator only asks whether a page has any). */
-  pages: Array<{ name: string; checks?: object }>;
+  /** `checks` and `steps` as declared (their shape is the API's business: the operator only asks whether a page has any). */
+  pages: Array<{ name: string; checks?: object; steps?: object[] }>;
   baselines: Record<string, string>;
   managedBy: ManagedByWire;
   nextRunAt: string | null;
@@ -98,6 +98,8 @@ export interface ManagedMonitor {
         failures: Array<{ check: string; measured: number | string | null; bound: number | string | number[]; message: string }>;
         passed: string[];
       } | null;
+      /** The page's journey (issue #41): present when it has steps; a journey that stopped also fails the verdict, naming the step. */
+      journey?: { steps: Array<{ action: string; status: string }>; failedStep?: number } | null;
     }>;
   } | null;
 }

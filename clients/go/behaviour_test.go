@@ -50,12 +50,15 @@ func TestNoCredentialInErrorsOrPrints(t *testing.T) {
 	_, errNet := viewfinder.NewClient(closed.URL, secretKey, viewfinder.WithMaxRetries(0)).Usage.Get(ctx)
 	issued := viewfinder.IssuedKey{Key: viewfinder.Key{ID: "key_1"}, Secret: secretKey, SigningSecret: "vfs_signing-secret-never-shown"}
 	link := viewfinder.LinkKey{ID: "key_1", SigningSecret: "vfs_signing-secret-never-shown"}
+	// A monitor page's named values (its journey's password).
+	pageValues := viewfinder.MonitorPageCredentials{Values: map[string]string{"password": secretKey}}
 	for _, text := range []string{
 		fmt.Sprint(err401), fmt.Sprintf("%+v %#v", err401, err401), fmt.Sprint(errNet), fmt.Sprintf("%#v", errNet),
 		fmt.Sprint(client), fmt.Sprintf("%v %+v %#v %s", client, client, client, client), fmt.Sprintf("%+v", *client.Captures),
 		fmt.Sprintf("%+v", *client), fmt.Sprintf("%#v", *client),
 		fmt.Sprint(issued), fmt.Sprintf("%v %+v %#v %#v", issued, link, issued, link),
 		fmt.Sprintf("%+v %#v", viewfinder.CaptureOptions{Credentials: viewfinder.Credentials{Authorization: &viewfinder.Authorization{Type: "bearer", Token: secretKey}}}, &viewfinder.Authorization{Type: "basic", Password: secretKey}),
+		fmt.Sprintf("%v %+v %#v", pageValues, pageValues, pageValues),
 	} {
 		if strings.Contains(text, secretKey) || strings.Contains(text, "vfs_signing-secret-never-shown") {
 			t.Errorf("a secret shows in %q", text)

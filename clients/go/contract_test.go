@@ -151,7 +151,7 @@ func TestTypesFollowTheOpenAPIDocument(t *testing.T) {
 		{"PATCH /api/monitors/{monitorId}", body("/api/monitors/{monitorId}", "patch"), viewfinder.MonitorUpdateParams{}, nil},
 		{"monitor compare", at(t, createMonitor, "properties", "compare"), viewfinder.MonitorCompare{}, nil},
 		{"monitor pages[]", monitorPage, viewfinder.MonitorPage{}, nil},
-		{"monitor pages[].credentials", at(t, monitorPage, "properties", "credentials"), viewfinder.Credentials{}, nil},
+		{"monitor pages[].credentials", at(t, monitorPage, "properties", "credentials"), viewfinder.MonitorPageCredentials{}, nil},
 		{"monitor pages[].ignoreRegions[]", at(t, monitorPage, "properties", "ignoreRegions", "items"), viewfinder.Region{}, nil},
 		{"POST /api/monitors/{monitorId}/baseline", body("/api/monitors/{monitorId}/baseline", "post"), viewfinder.BaselineParams{}, nil},
 		// Answers.
@@ -171,6 +171,8 @@ func TestTypesFollowTheOpenAPIDocument(t *testing.T) {
 		{"monitor view pages[]", at(t, monitor, "properties", "pages", "items"), viewfinder.MonitorPageView{}, nil},
 		{"GET /api/monitors/{monitorId}/runs 200 []", run, viewfinder.MonitorRun{}, nil},
 		{"run pages[]", at(t, run, "properties", "pages", "items"), viewfinder.MonitorRunPage{}, nil},
+		{"run pages[].journey", at(t, run, "properties", "pages", "items", "properties", "journey", "oneOf", "#1"), viewfinder.MonitorJourney{}, nil},
+		{"run pages[].journey.steps[]", at(t, run, "properties", "pages", "items", "properties", "journey", "oneOf", "#1", "properties", "steps", "items"), viewfinder.StepReport{}, nil},
 		{"GET /api/monitors/{monitorId}/runs/{runId} 200", answer("/api/monitors/{monitorId}/runs/{runId}", "get", "200"), viewfinder.MonitorRunWithReports{}, nil},
 		{"GET /api/monitors/{monitorId}/runs/{runId} 200 pages[]", at(t, answer("/api/monitors/{monitorId}/runs/{runId}", "get", "200"), "properties", "pages", "items"), viewfinder.MonitorRunPageReport{}, nil},
 		{"monitor pages[].checks", at(t, monitorPage, "properties", "checks"), viewfinder.Checks{}, nil},

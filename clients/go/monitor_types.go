@@ -1,5 +1,10 @@
 package viewfinder
 
+import (
+	"fmt"
+	"sort"
+)
+
 // MonitorParams is the body of POST /api/monitors (docs/monitors.md).
 type MonitorParams struct {
 	// Name is a DNS label, unique in the account.
@@ -55,10 +60,33 @@ type MonitorPage struct {
 	ReducedMotion   bool     `json:"reducedMotion,omitempty"`
 	IgnoreRegions   []Region `json:"ignoreRegions,omitempty"`
 	VisitOptions
-	Credentials *Credentials `json:"credentials,omitempty"`
+	Credentials *MonitorPageCredentials `json:"credentials,omitempty"`
+	// Steps is a journey done before each run's picture (docs/monitors.md, "Journeys"): a fill
+	// takes a secret with ValueFrom, a name in Credentials.Values.
+	Steps []JourneyStep `json:"steps,omitempty"`
 	// Checks says what the page must do to work, judged in every run; axe runs only with MaxViolations.
 	Checks *Checks `json:"checks,omitempty"`
 }
+
+// MonitorPageCredentials are a monitor page's write-only credentials: those of a capture, and the
+// named Values its fill steps take with ValueFrom (a password).
+type MonitorPageCredentials struct {
+	Credentials
+	Values map[string]string `json:"values,omitempty"`
+}
+
+// String hides the credentials, so that printing a page never shows them.
+func (c MonitorPageCredentials) String() string {
+	names := make([]string, 0, len(c.Values))
+	for name := range c.Values {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("{credentials values:%v}", names)
+}
+
+// GoString hides them from %#v too.
+func (c MonitorPageCredentials) GoString() string { return c.String() }
 
 // Credentials of a page behind a login, sent to its URL's origin only: in CaptureOptions, and as a
 // monitor page's Credentials (write-only there: answers say HasCredentials instead).
@@ -122,7 +150,34 @@ type MonitorRunPage struct {
 	BaselineImageID *string  `json:"baselineImageId"`
 	Error           *string  `json:"error"`
 	// Verdict is the page's checks judged in this run; nil without checks or when the capture failed.
+	// A journey that stopped fails it, with one failure named after the step (steps[i]).
 	Verdict *Verdict `json:"verdict"`
+	// Journey is the page's journey in this run; nil for a page without steps.
+	Journey *MonitorJourney `json:"journey"`
+}
+
+// MonitorJourney is what a run keeps of a page's journey: each step's report, never a value typed.
+type MonitorJourney struct {
+	Steps []StepReport `json:"steps"`
+	// FailedStep is the index (from 0) of the step that failed; nil when every step ran.
+	FailedStep *int `json:"failedStep,omitempty"`
+	// FailureImageID is the picture of the page when that step failed (GetImage).
+	FailureImageID string `json:"failureImageId,omitempty"`
+}
+
+// StepReport is one step of a journey as reported: what it acted on, whether it ran, how long it took.
+type StepReport struct {
+	Action   string `json:"action"`
+	Selector string `json:"selector,omitempty"`
+	URL      string `json:"url,omitempty"`
+	Key      string `json:"key,omitempty"`
+	Name     string `json:"name,omitempty"`
+	State    string `json:"state,omitempty"`
+	// Status is ok, failed or skipped.
+	Status     string `json:"status"`
+	DurationMs *int   `json:"durationMs,omitempty"`
+	// Reason is why the failed step failed: selector-not-visible, navigation-refused, navigation-failed, timeout, action-failed.
+	Reason string `json:"reason,omitempty"`
 }
 
 // MonitorRunWithReports is one run as GetRun answers it: each page with the report of its visit.

@@ -11,6 +11,8 @@ import type { ManagedBy, ManagedByRef } from './store.ts';
 // Types only (erased at run time): a run records the renderer's page report and the checks' verdict as they are.
 import type { PageReport } from '../../services/renderer/src/report/page-report.ts';
 import type { Checks, Verdict } from '../../services/api/src/monitors/checks.ts';
+import type { JourneyStep } from '../../services/renderer/src/capture/journey-steps.ts';
+import type { StepReport } from '../../services/renderer/src/capture/journey.ts';
 
 /** A rectangle in CSS pixels of the picture. */
 export interface MonitorRegion {
@@ -43,6 +45,11 @@ export interface MonitorPage {
   injectJs?: string;
   blockResources?: ('images' | 'fonts' | 'media' | 'scripts')[];
   blockUrls?: string[];
+  /**
+   * A journey done before the picture (docs/monitors.md, "Journeys"): a fill's `valueFrom` names one
+   * of the page's credentials' `values`; a clear `value` is for what is no secret (a search term).
+   */
+  steps?: JourneyStep[];
   /** What the page must do to work (services/api/src/monitors/checks.ts); axe runs only when it has maxViolations. */
   checks?: Checks;
   /** Write-only: never in a monitor's answer (which says hasCredentials), a run, a log or a metric. */
@@ -54,6 +61,17 @@ export interface MonitorPageCredentials {
   headers?: Record<string, string>;
   cookies?: { name: string; value: string }[];
   authorization?: { type: 'basic'; username: string; password: string } | { type: 'bearer'; token: string };
+  /** Named values the page's fill steps take by `valueFrom` (a password): typed into the page, never shown. */
+  values?: Record<string, string>;
+}
+
+/** What a run keeps of a page's journey: each step's report (never a value typed), and where it stopped. */
+export interface MonitorJourneyResult {
+  steps: StepReport[];
+  /** The index (from 0) of the step that failed; absent when every step ran. */
+  failedStep?: number;
+  /** The picture of the page when that step failed (a monitor image), if one could be taken. */
+  failureImageId?: string;
 }
 
 export interface MonitorCompare {
@@ -112,6 +130,8 @@ export interface MonitorPageResult {
   report: PageReport | null;
   /** The page's checks judged against the report; null when it declares none, the capture failed, or in older runs. */
   verdict: Verdict | null;
+  /** The page's journey (steps), null when it has none, and in runs recorded before journeys. */
+  journey: MonitorJourneyResult | null;
 }
 
 export interface MonitorRun {
@@ -155,11 +175,13 @@ export interface MonitorStore {
 }
 
 /**
- * A stored run's pages as the port answers them: runs recorded before reports existed (no such
- * fields in the row or document) read as report and verdict null, on both backends.
+ * A stored run's pages as the port answers them: runs recorded before reports or journeys existed
+ * (no such fields in the row or document) read as report, verdict and journey null, on both backends.
  */
-export function pageResultsOf(pages: Array<Omit<MonitorPageResult, 'report' | 'verdict'> & Partial<Pick<MonitorPageResult, 'report' | 'verdict'>>>): MonitorPageResult[] {
-  return pages.map((page) => ({ ...page, report: page.report ?? null, verdict: page.verdict ?? null }));
+export function pageResultsOf(
+  pages: Array<Omit<MonitorPageResult, 'report' | 'verdict' | 'journey'> & Partial<Pick<MonitorPageResult, 'report' | 'verdict' | 'journey'>>>,
+): MonitorPageResult[] {
+  return pages.map((page) => ({ ...page, report: page.report ?? null, verdict: page.verdict ?? null, journey: page.journey ?? null }));
 }
 
 /** The scope a monitor's name is unique in, and the namespace its metrics carry. */

@@ -6,6 +6,8 @@ import { parse as parseYaml, stringify } from 'yaml';
 import { crdAjv } from '../support/crd-ajv.ts';
 import { ajv } from '../../services/api/src/validation.ts';
 import { checksSchema } from '../../services/api/src/monitors/checks.ts';
+import { pageSchema } from '../../services/api/src/monitors/api-schema.ts';
+import { STEP_ACTIONS, stepsSchema } from '../../services/renderer/src/capture/journey-steps.ts';
 import { kubectl } from '../support/k8s-tools.ts';
 import { createNamespace, deleteNamespace, testNamespaceName } from '../support/namespaces.ts';
 import { skippedWithoutCluster } from '../support/cluster.ts';
@@ -63,6 +65,31 @@ const REFUSED: Array<[string, Spec, RegExp]> = [
   ['a negative bound on axe violations', withSpec({ pages: [page('home', { checks: { maxViolations: { serious: -1 } } })] }), /maxViolations.serious.*greater than or equal to 0/],
   ['a text check with nothing to look for', withSpec({ pages: [page('home', { checks: { text: [{ selector: '#buy' }] } })] }), /a text check needs contains or notContains/],
   ['a negative load time', withSpec({ pages: [page('home', { checks: { maxLoadTime: -1 } })] }), /maxLoadTime.*greater than or equal to 0/],
+  // issue 41: steps, with the API's bounds (journey-steps.ts)
+  ['a fill with both value and valueFrom', withSpec({ pages: [page('home', { steps: [{ action: 'fill', selector: '#q', value: 'a', valueFrom: 'b' }] })] }), /a fill step takes value or valueFrom/],
+  ['a step that runs script', withSpec({ pages: [page('home', { steps: [{ action: 'evaluate' }] })] }), /action.*Unsupported value: "evaluate"/],
+  ['a step timeout beyond 30 s', withSpec({ pages: [page('home', { steps: [{ action: 'click', selector: '#go', timeout: 60000 }] })] }), /timeout.*less than or equal to 30000/],
+  ['51 steps (the limit is 50)', withSpec({ pages: [page('home', { steps: Array.from({ length: 51 }, () => ({ action: 'hover', selector: 'nav' })) })] }), /steps.*must have at most 50 items/],
+];
+
+/** The sign-in journey of docs/monitors.md ("Journeys"), and a step of every other action. */
+const EVERY_STEP = [
+  { action: 'goto', url: 'https://shop.example/login' },
+  { action: 'fill', selector: '#user', value: 'ada' },
+  { action: 'fill', selector: '#password', valueFrom: 'password' },
+  { action: 'press', selector: '#password', key: 'Enter' },
+  { action: 'waitFor', url: '*/account*', timeout: 10000 },
+  { action: 'select', selector: '#size', value: 'm' },
+  { action: 'select', selector: '#sizes', values: ['s', 'm'] },
+  { action: 'check', selector: '#gift' },
+  { action: 'uncheck', selector: '#news' },
+  { action: 'hover', selector: '#menu' },
+  { action: 'click', selector: '#orders' },
+  { action: 'scroll', y: 600 },
+  { action: 'scroll', selector: '#footer' },
+  { action: 'waitFor', selector: '.spinner', state: 'hidden' },
+  { action: 'waitFor', networkIdle: true },
+  { action: 'capture', name: 'orders' },
 ];
 
 /** Every check and form the API takes (docs/monitors.md, "Checks"). */
@@ -124,6 +151,7 @@ const ACCEPTED: Array<[string, Spec]> = [
   ],
   ['20 pages', withSpec({ pages: Array.from({ length: 20 }, (_, i) => page(`p${i}`)) })],
   ['every check, in every form', withSpec({ pages: [page('home', { checks: EVERY_CHECK }), page('plain', { checks: { maxConsoleErrors: 0, maxFailedRequests: 0 } })] })],
+  ['a journey of every action, its secret from the Secret\'s values', withSpec({ pages: [page('account', { steps: EVERY_STEP, credentialsSecretRef: { name: 'shop-login' } })] })],
 ];
 
 describe('PageMonitor CRD', () => {
@@ -153,6 +181,8 @@ describe('PageMonitor CRD', () => {
         ...['userAgent', 'locale', 'timezone', 'geolocation', 'click', 'injectCss', 'injectJs', 'blockResources', 'blockUrls', 'credentialsSecretRef'],
         // issue 40
         'checks',
+        // issue 41
+        'steps',
       ].sort(),
     );
     expect(Object.keys(schema.properties.status.properties).sort()).to.deep.equal(
@@ -183,6 +213,33 @@ describe('PageMonitor CRD', () => {
     const validate = ajv.compile(checksSchema);
     for (const [label, spec] of ACCEPTED) {
       for (const { checks } of spec.pages as Array<{ checks?: unknown }>) if (checks !== undefined) expect(validate(checks), `${label}: ${JSON.stringify(validate.errors)}`).to.equal(true);
+    }
+  });
+
+  it("declares steps with the API's steps (journey-steps.ts): the same actions, the fields of each with their bounds, what each action takes left to the API", () => {
+    const crdSteps = schema.properties.spec.properties.pages.items.properties.steps;
+    expect(crdSteps).to.deep.include({ type: 'array', maxItems: stepsSchema.maxItems });
+    const fields = crdSteps.items.properties as Record<string, Record<string, unknown>>;
+    expect(fields.action!.enum).to.deep.equal([...STEP_ACTIONS]);
+    expect(fields.timeout).to.deep.include({ minimum: stepsSchema.items.properties.timeout.minimum, maximum: stepsSchema.items.properties.timeout.maximum });
+    // Every field of every action is declared, with the API's bounds (the loosest, where two actions share a name).
+    const BOUNDS = ['minimum', 'maximum', 'minItems', 'maxItems', 'pattern', 'enum'];
+    for (const rule of stepsSchema.items.allOf) {
+      for (const [name, field] of Object.entries(rule.then.properties as Record<string, Record<string, unknown> | true>)) {
+        if (field === true) continue;
+        const crdField = fields[name];
+        expect(crdField, `steps[].${name} (${rule.if.properties.action.const})`).to.be.an('object');
+        for (const bound of BOUNDS) if (bound in field && typeof field[bound] !== 'object') expect(crdField![bound], `${name}.${bound}`).to.equal(field[bound]);
+        if (typeof field.maxLength === 'number') expect(crdField!.maxLength as number, `${name}.maxLength`).to.be.at.least(field.maxLength);
+      }
+    }
+    expect(Object.keys(fields).sort()).to.deep.equal([...new Set(stepsSchema.items.allOf.flatMap((rule) => Object.keys(rule.then.properties)))].sort());
+  });
+
+  it('takes the steps the API takes: every accepted journey passes the API\'s page schema', () => {
+    const validate = ajv.compile(pageSchema.properties.steps);
+    for (const [label, spec] of ACCEPTED) {
+      for (const { steps } of spec.pages as Array<{ steps?: unknown }>) if (steps !== undefined) expect(validate(steps), `${label}: ${JSON.stringify(validate.errors)}`).to.equal(true);
     }
   });
 

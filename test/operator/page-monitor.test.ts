@@ -21,6 +21,7 @@ import {
   type RunningOperator,
 } from './support.ts';
 import { skippedWithoutCluster } from '../support/cluster.ts';
+import { startLoginSite, type LoginSite } from '../support/login-site.ts';
 
 /**
  * The PageMonitor controller through the API: the resource becomes an API monitor (managedBy),
@@ -160,6 +161,36 @@ describeOnEachTarget('PageMonitor controller', 120_000, (start) => {
     expect((answered.body.pages as Array<Record<string, unknown>>)[0]).to.deep.include({ name: 'account', hasCredentials: true });
     expect(JSON.stringify(answered.body)).to.not.include('lovelace-secret');
     expect(JSON.stringify(await get('login'))).to.not.include('lovelace-secret');
+  });
+
+  it("takes a journey's named values from the Secret's values key (issue #41), and refuses a valueFrom the Secret lacks with the API's message (InvalidSpec); the values are nowhere else", async () => {
+    const steps = [
+      { action: 'fill', selector: '#user', value: 'ada' },
+      { action: 'fill', selector: '#password', valueFrom: 'password' },
+      { action: 'press', selector: '#password', key: 'Enter' },
+    ];
+    await ctx.kube.createSecret('shop-journey', { values: '{"pin": "4242-journey-pin"}' });
+    await ctx.kube.createPageMonitor('journey', { account: ctx.account.id, schedule: '@daily', pages: [{ ...page, name: 'account', steps, credentialsSecretRef: { name: 'shop-journey' } }] });
+    const refused = await notReady('journey', 'InvalidSpec');
+    expect(refused.message).to.include('pages[0]: steps[1].valueFrom names "password", which credentials.values does not hold');
+    expect(refused.message).to.not.include('4242-journey-pin');
+
+    await ctx.kube.createSecret('shop-login', { values: '{"password": "lovelace-journey-secret"}' });
+    await ctx.kube.patchSpec('PageMonitor', 'journey', { pages: [{ ...page, name: 'account', steps, credentialsSecretRef: { name: 'shop-login' } }] });
+    await readyMonitor('journey');
+    const monitor = await monitorOf('journey');
+    expect(monitor.pages[0]).to.deep.include({ name: 'account', steps, credentials: { values: { password: 'lovelace-journey-secret' } } });
+    const answered = await call('GET', `/api/monitors/${monitor.id}`);
+    expect((answered.body.pages as Array<Record<string, unknown>>)[0]).to.deep.include({ name: 'account', steps, hasCredentials: true });
+    expect(JSON.stringify(answered.body)).to.not.include('lovelace-journey-secret');
+    expect(JSON.stringify(await get('journey'))).to.not.include('lovelace-journey-secret');
+  });
+
+  it('refuses a Secret whose values key is not JSON (InvalidSpec), naming the key and never its text', async () => {
+    await ctx.kube.createSecret('broken-values', { values: 'password=hunter2-journey' });
+    await ctx.kube.createPageMonitor('broken', { account: ctx.account.id, schedule: '@daily', pages: [{ ...page, name: 'account', credentialsSecretRef: { name: 'broken-values' } }] });
+    const refused = await notReady('broken', 'InvalidSpec');
+    expect(refused.message).to.equal(`spec.pages[account].credentialsSecretRef: Secret ${ctx.target.namespace}/broken-values: its key "values" is not JSON`);
   });
 
   it('reports AccountNotFound, with the way out, for a spec.account that names no account', async () => {
@@ -433,5 +464,51 @@ describeOnEachTarget('PageMonitor checks, with real Chromium (issue #40)', 300_0
     await ctx.kube.createPageMonitor('plain', { account: ctx.account.id, schedule: '@daily', pages: [{ name: 'about', url: `${origin}/about` }] });
     expect(condition(await readyMonitor('plain'), 'Healthy')).to.deep.include({ status: 'Unknown', reason: 'NoChecks' });
     expect(await get('plain')).to.have.nested.property('status.monitorId');
+  });
+});
+
+describeOnEachTarget('PageMonitor journeys, with real Chromium (issue #41)', 300_000, (start) => {
+  const PASSWORD = 'pw-operator-journey-41';
+  let site: LoginSite;
+  before(async () => {
+    site = await startLoginSite(PASSWORD);
+  });
+  after(() => site.close());
+
+  const ctx = useMonitorOperator(start, sharedRenderer);
+  const { condition, readyMonitor, runAndMirror, eventsOf } = monitorHelpers(ctx);
+  const signIn = (waitFor: string) => [
+    { action: 'fill', selector: '#user', value: 'ada' },
+    { action: 'fill', selector: '#password', valueFrom: 'password' },
+    { action: 'press', selector: '#password', key: 'Enter' },
+    { action: 'waitFor', selector: waitFor, timeout: 3000 },
+  ];
+
+  it("signs in with the password of the Secret's values on every run (Healthy True), and goes Healthy=False ChecksFailing naming the step when the journey stops, with failingChecks and RunFailed; the password is in no status or event", async () => {
+    await ctx.kube.createSecret('shop-login', { values: JSON.stringify({ password: PASSWORD }) });
+    const page = { name: 'account', url: `${site.origin}/login`, removeAds: false, credentialsSecretRef: { name: 'shop-login' } };
+    await ctx.kube.createPageMonitor('account', { account: ctx.account.id, schedule: '@daily', pages: [{ ...page, steps: signIn('#welcome') }] });
+    await readyMonitor('account');
+
+    const passing = await runAndMirror('account');
+    expect(site.logins).to.deep.equal([{ user: 'ada', ok: true }]);
+    expect(passing.run.pages[0]).to.deep.include({ outcome: 'baseline', error: null });
+    expect(passing.run.pages[0]!.journey!.steps.map((step) => step.status)).to.deep.equal(['ok', 'ok', 'ok', 'ok']);
+    expect(condition(passing.resource, 'Healthy')).to.deep.include({ status: 'True', reason: 'ChecksPassing', message: 'Every page passes its checks (account)' });
+
+    // The page behind the login no longer shows #welcome: the journey stops at its last step.
+    await ctx.kube.patchSpec('PageMonitor', 'account', { pages: [{ ...page, steps: signIn('#orders') }] });
+    await readyMonitor('account');
+    const failing = await runAndMirror('account');
+    expect(failing.run.pages[0]).to.deep.include({ outcome: 'failed' });
+    const message = failing.run.pages[0]!.error!;
+    expect(message).to.match(/^Step 4 of 4 \(waitFor "#orders"\) failed: /);
+    expect(condition(failing.resource, 'Healthy')).to.deep.include({ status: 'False', reason: 'ChecksFailing', message: `account: steps[3] (${message})` });
+    expect(failing.resource.status?.pages?.[0]?.failingChecks).to.deep.equal([{ check: 'steps[3]', measured: 'selector-not-visible', bound: 'ok', message }]);
+    const events = await waitFor('the RunFailed and ChecksFailing events', async () => {
+      const found = [...(await eventsOf('account', 'RunFailed')), ...(await eventsOf('account', 'ChecksFailing'))];
+      return found.length === 2 && found;
+    });
+    expect(JSON.stringify([events, await ctx.kube.get<PageMonitorResource>('PageMonitor', 'account')])).to.not.include(PASSWORD);
   });
 });

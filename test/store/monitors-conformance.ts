@@ -25,7 +25,7 @@ export function monitorStoreConformance(current: () => { store: Store; account: 
     scheduledAt: finishedAt,
     startedAt: finishedAt,
     finishedAt,
-    pages: [{ page: 'home', outcome, diffRatio: outcome === 'changed' ? 0.2 : 0, regions: [{ left: 1, top: 2, width: 3, height: 4 }], captureImageId: 'img_1', diffImageId: 'img_2', baselineImageId: 'img_0', error: null, report: null, verdict: null }],
+    pages: [{ page: 'home', outcome, diffRatio: outcome === 'changed' ? 0.2 : 0, regions: [{ left: 1, top: 2, width: 3, height: 4 }], captureImageId: 'img_1', diffImageId: 'img_2', baselineImageId: 'img_0', error: null, report: null, verdict: null, journey: null }],
   });
 
   describe('monitors', () => {
@@ -120,18 +120,27 @@ export function monitorStoreConformance(current: () => { store: Store; account: 
       expect(await store.listMonitorRuns(monitor.id, 10)).to.deep.equal([first]);
     });
 
-    it("keeps a page's report and verdict as recorded, and reads a run recorded before them (no such fields) as null", async () => {
+    it("keeps a page's report, verdict and journey as recorded, and reads a run recorded before them (no such fields) as null", async () => {
       const { store, account } = current();
       const monitor = await store.createMonitor({ accountId: account.id, ...spec() });
       const verdict = { failing: true, failures: [{ check: 'maxConsoleErrors', measured: 2, bound: 0, message: '2 console errors, at most 0 allowed' }], passed: ['status'] };
       const report = { document: { url: 'https://example.com/', status: 200, redirects: [] }, loadTimeMs: 120 } as unknown as NonNullable<NewMonitorRun['pages'][number]['report']>;
-      const judged = await store.recordMonitorRun({ ...runOf(monitor.id, new Date(1_000_000)), pages: [{ ...runOf(monitor.id, new Date()).pages[0]!, report, verdict }] });
-      expect((await store.getMonitorRun(judged.id))?.pages[0]).to.deep.include({ report, verdict });
-      // As a row or document written before issue #40 holds it: the page without the two fields.
-      const { report: _r, verdict: _v, ...older } = runOf(monitor.id, new Date()).pages[0]!;
+      // Issue #41: a journey that stopped at its second step, with the picture of that moment.
+      const journey = {
+        steps: [
+          { action: 'fill' as const, selector: '#user', status: 'ok' as const, durationMs: 12 },
+          { action: 'click' as const, selector: '#go', status: 'failed' as const, durationMs: 5000, reason: 'timeout' as const },
+        ],
+        failedStep: 1,
+        failureImageId: 'img_3',
+      };
+      const judged = await store.recordMonitorRun({ ...runOf(monitor.id, new Date(1_000_000)), pages: [{ ...runOf(monitor.id, new Date()).pages[0]!, report, verdict, journey }] });
+      expect((await store.getMonitorRun(judged.id))?.pages[0]).to.deep.include({ report, verdict, journey });
+      // As a row or document written before issues #40 and #41 holds it: the page without these fields.
+      const { report: _r, verdict: _v, journey: _j, ...older } = runOf(monitor.id, new Date()).pages[0]!;
       const old = await store.recordMonitorRun({ ...runOf(monitor.id, new Date(2_000_000)), pages: [older as NewMonitorRun['pages'][number]] });
-      expect((await store.getMonitorRun(old.id))?.pages[0]).to.deep.include({ report: null, verdict: null });
-      expect((await store.listMonitorRuns(monitor.id, 1))[0]?.pages[0]).to.deep.include({ report: null, verdict: null });
+      expect((await store.getMonitorRun(old.id))?.pages[0]).to.deep.include({ report: null, verdict: null, journey: null });
+      expect((await store.listMonitorRuns(monitor.id, 1))[0]?.pages[0]).to.deep.include({ report: null, verdict: null, journey: null });
     });
 
     it('deletes a monitor with its runs', async () => {

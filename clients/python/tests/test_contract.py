@@ -97,7 +97,7 @@ def test_management_bodies(openapi) -> None:
         check_typed_dict(t.MonitorPageParams, page, f"{path} pages[]")
         check_typed_dict(t.Region, page["properties"]["ignoreRegions"]["items"], f"{path} pages[].ignoreRegions[]")
         check_typed_dict(t.Geolocation, page["properties"]["geolocation"], f"{path} pages[].geolocation")
-        check_typed_dict(t.MonitorCredentials, page["properties"]["credentials"], f"{path} pages[].credentials")
+        check_typed_dict(t.MonitorPageCredentials, page["properties"]["credentials"], f"{path} pages[].credentials")
 
 
 def test_responses(openapi) -> None:

@@ -99,6 +99,12 @@ export interface PageCredentials {
 }
 export const PAGE_CREDENTIALS_FIELDS = fields<PageCredentials>({ headers: true, cookies: true, authorization: true });
 
+/** A monitor page's write-only credentials: a capture's, and the named `values` its fill steps take with `valueFrom` (a password). */
+export interface MonitorPageCredentials extends PageCredentials {
+  values?: Record<string, string>;
+}
+export const MONITOR_PAGE_CREDENTIALS_FIELDS = fields<MonitorPageCredentials>({ headers: true, cookies: true, authorization: true, values: true });
+
 /**
  * One step of a journey (docs/capture-options.md, "steps"): `action` and the fields it takes. A
  * fill's `value` and `credentials` are write-only.
@@ -523,12 +529,14 @@ export interface MonitorPage extends VisitOptions {
   /** Left out of the comparison. */
   ignoreRegions?: Region[];
   /** Write-only: answers say `hasCredentials`. */
-  credentials?: PageCredentials;
+  credentials?: MonitorPageCredentials;
+  /** A journey done before each run's picture (docs/monitors.md, "Journeys"): a fill takes a secret with `valueFrom`, a name in `credentials.values`. */
+  steps?: JourneyStep[];
   /** What the page must do to work, judged in every run; axe runs only with `maxViolations` (docs/monitors.md, "Checks"). */
   checks?: ReportChecks;
 }
 const MONITOR_PAGE_SET: FieldSet<MonitorPage> = {
-  checks: true, name: true, url: true, quality: true, fullPage: true, removeAds: true, wait: true, waitForSelector: true, selector: true,
+  checks: true, steps: true, name: true, url: true, quality: true, fullPage: true, removeAds: true, wait: true, waitForSelector: true, selector: true,
   hideSelectors: true, darkMode: true, reducedMotion: true, ignoreRegions: true, credentials: true, userAgent: true, injectCss: true,
   injectJs: true, click: true, blockResources: true, blockUrls: true, timezone: true, locale: true, geolocation: true,
 };
@@ -601,12 +609,24 @@ export interface MonitorRunPage {
   diffImageId: string | null;
   baselineImageId: string | null;
   error: string | null;
-  /** The page's checks judged in this run; null without checks or when the capture failed. */
+  /** The page's checks judged in this run; null without checks or when the capture failed. A journey that stopped fails it, naming the step (`steps[i]`). */
   verdict: CheckVerdict | null;
+  /** The page's journey in this run; null for a page without steps. */
+  journey: MonitorJourney | null;
 }
 export const MONITOR_RUN_PAGE_FIELDS = fields<MonitorRunPage>({
-  page: true, outcome: true, diffRatio: true, regions: true, captureImageId: true, diffImageId: true, baselineImageId: true, error: true, verdict: true,
+  page: true, outcome: true, diffRatio: true, regions: true, captureImageId: true, diffImageId: true, baselineImageId: true, error: true, verdict: true, journey: true,
 });
+
+/** What a run keeps of a page's journey: each step's report (never a value typed), the step that failed, and the picture of that moment. */
+export interface MonitorJourney {
+  steps: Array<{ action: string; status: 'ok' | 'failed' | 'skipped'; durationMs?: number; reason?: string; [field: string]: unknown }>;
+  /** The index (from 0) of the step that failed; absent when every step ran. */
+  failedStep?: number;
+  /** The page when that step failed (`monitors.image`). */
+  failureImageId?: string;
+}
+export const MONITOR_JOURNEY_FIELDS = fields<MonitorJourney>({ steps: true, failedStep: true, failureImageId: true });
 
 /** A verdict of checks: failing when any failed; each failure names the check, the value measured and the bound. */
 export interface CheckVerdict {

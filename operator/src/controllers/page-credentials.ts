@@ -8,9 +8,13 @@ import { NotReady } from './common.ts';
  * resource never holds the credentials itself. The Secret's keys, each optional:
  * - `username` and `password`: HTTP basic authentication; or `token`: a bearer token;
  * - `headers`: a JSON object of header names to values;
- * - `cookies`: a JSON array of {"name", "value"}.
+ * - `cookies`: a JSON array of {"name", "value"};
+ * - `values`: a JSON object of names to strings, which the page's fill steps take by `valueFrom`
+ *   (a journey's password: issue #41).
  * What they become is sent to the API as the page's write-only `credentials`, which goes to the
- * page's URL's origin only. The API checks them as it checks a capture's.
+ * page's URL's origin only (values: typed into the page by its steps). The API checks them as it
+ * checks a capture's, and that every valueFrom names one of the values: a 400 it answers makes the
+ * resource InvalidSpec with its message, which names the step and the name, never a value.
  */
 export async function withPageCredentials(kube: KubeClient, namespace: string, pages: Array<Record<string, unknown>>): Promise<Array<Record<string, unknown>>> {
   return Promise.all(
@@ -45,8 +49,8 @@ function credentialsOf(secret: V1Secret, where: string): Record<string, unknown>
   if (token !== undefined && (username !== undefined || password !== undefined)) throw invalid('give token, or username and password, not both');
   const authorization =
     token !== undefined ? { type: 'bearer', token } : username !== undefined || password !== undefined ? { type: 'basic', username: username ?? '', password: password ?? '' } : undefined;
-  const credentials = { headers: json('headers'), cookies: json('cookies'), authorization };
+  const credentials = { headers: json('headers'), cookies: json('cookies'), authorization, values: json('values') };
   const given = Object.fromEntries(Object.entries(credentials).filter(([, v]) => v !== undefined));
-  if (Object.keys(given).length === 0) throw invalid('it has none of the keys username, password, token, headers, cookies');
+  if (Object.keys(given).length === 0) throw invalid('it has none of the keys username, password, token, headers, cookies, values');
   return given;
 }

@@ -245,16 +245,18 @@ function changedCondition(monitor: ManagedMonitor, generation: number): Omit<Con
 }
 
 /**
- * Healthy: whether every page with checks passed them in the last run. A page whose capture failed
- * in that run has no verdict (RunFailed says why); Unknown until a run has judged a page's checks.
+ * Healthy: whether every page with checks or steps passed them in the last run. A journey that went
+ * through is passing; one that stopped fails the page's verdict, naming the step (issue #41). A page
+ * whose capture failed otherwise in that run has no verdict (RunFailed says why); Unknown until a
+ * run has judged a page's checks.
  */
 function healthyCondition(monitor: ManagedMonitor, generation: number): Omit<Condition, 'lastTransitionTime'> {
   const unknown = (reason: typeof REASONS.NotRunYet | typeof REASONS.NoChecks, message: string) => ({ type: 'Healthy', status: 'Unknown' as const, reason, message, observedGeneration: generation });
-  const checked = new Set(monitor.pages.filter((page) => page.checks !== undefined).map((page) => page.name));
-  if (checked.size === 0) return unknown(REASONS.NoChecks, 'No page declares checks');
+  const checked = new Set(monitor.pages.filter((page) => page.checks !== undefined || page.steps !== undefined).map((page) => page.name));
+  if (checked.size === 0) return unknown(REASONS.NoChecks, 'No page declares checks or steps');
   const run = monitor.lastRun;
   // An API older than checks answers no verdict at all: judged by nothing, as null.
-  const judged = (run?.pages ?? []).filter((page) => checked.has(page.page) && page.verdict !== null && page.verdict !== undefined);
+  const judged = (run?.pages ?? []).filter((page) => checked.has(page.page) && ((page.verdict !== null && page.verdict !== undefined) || (page.journey !== null && page.journey !== undefined)));
   if (!run || judged.length === 0) {
     const notCaptured = (run?.pages ?? []).filter((page) => checked.has(page.page) && page.outcome === 'failed').map((page) => page.page);
     return unknown(REASONS.NotRunYet, notCaptured.length > 0 ? `The last run could not capture ${notCaptured.join(', ')}: no check was judged` : 'No run has judged the checks yet');

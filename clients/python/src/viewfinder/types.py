@@ -21,7 +21,7 @@ __all__ = [
     "PdfMargin", "PdfOptions", "ReportChecks", "ReportOptions", "Cookie", "BasicAuthorization", "BearerAuthorization", "Geolocation",
     "CaptureOptions", "SelfHostedCaptureOptions", "AsyncCaptureOptions", "SelfHostedAsyncCaptureOptions",
     "SiteCreateParams", "SiteUpdateParams", "KeyCreateParams",
-    "Region", "MonitorCompare", "MonitorCredentials", "MonitorPageParams", "MonitorCreateParams",
+    "Region", "MonitorCompare", "MonitorCredentials", "MonitorPageCredentials", "MonitorPageParams", "MonitorCreateParams",
     "MonitorUpdateParams", "MonitorBaselineParams",
     "Screenshot", "Image", "AcceptedCapture", "CaptureWebhookStatus", "Capture", "ManagedBy", "Site",
     "ApiKey", "CreatedApiKey", "UsageCounts", "Usage", "Monitor", "MonitorRunPage", "MonitorRun",
@@ -262,11 +262,20 @@ class _MonitorPageRequired(TypedDict):
     url: str
 
 
+class MonitorPageCredentials(MonitorCredentials, total=False):
+    """A monitor page's write-only credentials: a capture's, and the named ``values`` its fill steps take with ``valueFrom``."""
+
+    values: Dict[str, str]
+
+
 class MonitorPageParams(_MonitorPageRequired, _PageOptions, total=False):
     """A page of a monitor: a name, a URL and the capture options that make sense for it."""
 
     ignoreRegions: List[Region]
-    credentials: MonitorCredentials
+    credentials: MonitorPageCredentials
+    #: A journey done before each run's picture (docs/monitors.md, "Journeys"): a fill takes a secret
+    #: with ``valueFrom``, a name in ``credentials["values"]``.
+    steps: List[Dict[str, Any]]
     checks: ReportChecks
 
 
@@ -610,7 +619,10 @@ class MonitorRunPage:
     baseline_image_id: Optional[str] = None
     error: Optional[str] = None
     #: The page's checks judged in this run (``failing``, ``failures``, ``passed``); None without checks or when the capture failed.
+    #: A journey that stopped fails it, with one failure named after the step (``steps[i]``).
     verdict: Optional[Dict[str, Any]] = None
+    #: The page's journey in this run (``steps``, ``failedStep``, ``failureImageId``); None for a page without steps.
+    journey: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = _raw()
 
 

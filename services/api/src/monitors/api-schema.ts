@@ -6,6 +6,7 @@ import { MAX_HIDE_SELECTORS, MAX_SELECTOR_LENGTH } from '../../../renderer/src/p
 import { PROFILE_NAMES } from '../../../renderer/src/capture/profiles.ts';
 import { managedBySchema } from '../routes/api/schemas.ts';
 import { visitOptionsProperties } from '../../../renderer/src/capture/visit-options.ts';
+import { credentialsSchema, FAILURE_REASONS, STEP_ACTIONS, stepsSchema } from '../../../renderer/src/capture/journey-steps.ts';
 
 const { html: _html, headers, cookies, authorization, ...pageVisitProperties } = visitOptionsProperties;
 
@@ -14,9 +15,14 @@ export const pageCredentialsSchema = {
   type: 'object',
   writeOnly: true,
   additionalProperties: false,
-  properties: { headers, cookies, authorization },
+  properties: {
+    headers,
+    cookies,
+    authorization,
+    values: { ...credentialsSchema, description: 'Named secrets that the page\'s fill steps take with "valueFrom" (a password): typed into the page, never logged, shown or kept in a run.' },
+  },
   description:
-    "Sent to the page's URL's own origin only. Write-only: answers say hasCredentials instead. An update (PATCH) of pages keeps a page's credentials while its name and URL origin stay; {} removes them.",
+    "Sent to the page's URL's own origin only (values: typed by the page's steps). Write-only: answers say hasCredentials instead. An update (PATCH) of pages keeps a page's credentials while its name and URL origin stay; {} removes them.",
 } as const;
 import { MAX_URL_LENGTH, MAX_WAIT_MS, MIN_WAIT_MS } from '../routes/screenshot.ts';
 import { pageReportSchema } from '../../../renderer/src/report/page-report.ts';
@@ -58,6 +64,10 @@ export const pageSchema = {
     reducedMotion: { type: 'boolean' },
     ignoreRegions: { type: 'array', maxItems: MAX_IGNORE_REGIONS, items: regionSchema, description: 'Rectangles in CSS pixels of the picture, left out of the comparison.' },
     ...pageVisitProperties,
+    steps: {
+      ...stepsSchema,
+      description: `${stepsSchema.description} On a monitor page, a fill takes a secret with "valueFrom", a name among credentials.values; a clear "value" is for what is no secret (docs/monitors.md, "Journeys").`,
+    },
     credentials: pageCredentialsSchema,
     checks: {
       ...checksSchema,
@@ -126,6 +136,23 @@ export const monitorViewSchema = {
   },
 } as const;
 
+/** One step of a journey as a run reports it (the renderer's StepReport, capture/journey.ts): what it acted on, never a value typed. */
+const stepReportSchema = {
+  type: 'object',
+  required: ['action', 'status'],
+  properties: {
+    action: { type: 'string', enum: [...STEP_ACTIONS] },
+    selector: { type: 'string' },
+    url: { type: 'string' },
+    key: { type: 'string' },
+    name: { type: 'string' },
+    state: { type: 'string', enum: ['visible', 'hidden'] },
+    status: { type: 'string', enum: ['ok', 'failed', 'skipped'], description: 'skipped: after the step that failed.' },
+    durationMs: { type: 'integer', description: 'Only for steps that ran.' },
+    reason: { type: 'string', enum: [...FAILURE_REASONS], description: 'Only for the step that failed.' },
+  },
+} as const;
+
 export const runViewSchema = {
   type: 'object',
   required: ['id', 'trigger', 'scheduledAt', 'startedAt', 'finishedAt', 'pages'],
@@ -139,7 +166,7 @@ export const runViewSchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['page', 'outcome', 'diffRatio', 'regions', 'captureImageId', 'diffImageId', 'baselineImageId', 'error', 'report', 'verdict'],
+        required: ['page', 'outcome', 'diffRatio', 'regions', 'captureImageId', 'diffImageId', 'baselineImageId', 'error', 'report', 'verdict', 'journey'],
         properties: {
           page: { type: 'string' },
           outcome: { type: 'string', enum: ['unchanged', 'changed', 'baseline', 'failed'] },
@@ -154,8 +181,25 @@ export const runViewSchema = {
             oneOf: [{ type: 'null' }, pageReportSchema],
           },
           verdict: {
-            description: "The page's checks judged against the report; null when the page declares no checks or the capture failed. Independent of outcome: a changed page and a failing page are different things.",
+            description:
+              "The page's checks judged against the report; null when the page declares no checks or the capture failed. Independent of outcome: a changed page and a failing page are different things. " +
+              'A journey that stopped at a step fails the page: its verdict holds one failure named after the step (steps[i]).',
             oneOf: [{ type: 'null' }, verdictSchema],
+          },
+          journey: {
+            description: "The page's journey: each step's status, durationMs and (for the one that failed) reason, never a value typed; null for a page without steps.",
+            oneOf: [
+              { type: 'null' },
+              {
+                type: 'object',
+                required: ['steps'],
+                properties: {
+                  steps: { type: 'array', items: stepReportSchema },
+                  failedStep: { type: 'integer', minimum: 0, description: 'The index of the step that failed, from 0.' },
+                  failureImageId: { type: 'string', description: 'The page when that step failed (GET .../images/{imageId}).' },
+                },
+              },
+            ],
           },
         },
       },

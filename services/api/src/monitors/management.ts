@@ -23,6 +23,8 @@ import { checkSchedule, nextRunAfter } from './schedule.ts';
 import { visitOptionsProblems } from '../../../renderer/src/capture/visit-options.ts';
 import { restrictedOptionRefusal } from '../../../renderer/src/guard/domain-scope.ts';
 import type { MonitorService } from './service.ts';
+import { stepsProblems } from '../../../renderer/src/capture/journey-steps.ts';
+import { stepMessagesAt } from '../routes/capture-options.ts';
 
 type CreateBody = Partial<Omit<MonitorSpec, 'compare' | 'siteId'>> & { name: string; schedule: string; pages: MonitorPage[]; siteId?: string; compare?: Partial<MonitorSpec['compare']> };
 type UpdateBody = Partial<Omit<MonitorSpec, 'compare'>> & { compare?: Partial<MonitorSpec['compare']> };
@@ -46,8 +48,21 @@ const checkMessage: MessageRule = (e) => {
   return `${where} ${e.message ?? 'is invalid'}`;
 };
 
+/** A page's steps and its credentials.values, in the words of a capture's (capture-options.ts), named as pages[i].steps[j]. */
+const pageStepMessage: MessageRule = (e) => {
+  const match = /^\/pages\/(\d+)\/(steps|credentials\/values)(\/|$)/.exec(e.instancePath);
+  if (!match) return undefined;
+  const base = `/pages/${match[1]}`;
+  for (const rule of stepMessagesAt(base, `pages[${match[1]}].`, `${base}/credentials/values`)) {
+    const message = rule(e);
+    if (message) return message;
+  }
+  return undefined;
+};
+
 const messages: MessageRule[] = [
   checkMessage,
+  pageStepMessage,
   (e) => (e.instancePath === '/pages' && e.keyword === 'maxItems' ? `A monitor has at most ${MAX_MONITOR_PAGES} pages` : undefined),
   (e) => (e.keyword === 'additionalProperties' && /^\/pages\/\d+$/.test(e.instancePath) ? `${e.instancePath.slice(1).replace('/', '[')}] has an unknown option: "${String(e.params.additionalProperty)}"` : undefined),
   (e) => (e.keyword === 'minProperties' ? 'Give at least one field to change' : undefined),
@@ -155,7 +170,12 @@ function checkPages(pages: MonitorPage[], site: Site | null): void {
     if (seen.has(page.name)) throw new BadRequest(`pages[${index}].name "${page.name}" is used by another page: page names are unique in a monitor`);
     seen.add(page.name);
     if (page.fullPage && page.selector !== undefined) throw new BadRequest(`pages[${index}]: fullPage and selector cannot be combined`);
-    const problems = visitOptionsProblems({ ...page, ...page.credentials });
+    const { values, ...sent } = page.credentials ?? {};
+    // A fill's valueFrom must name one of the page's values: a run never types an empty secret.
+    const problems = [
+      ...visitOptionsProblems({ ...page, ...sent }),
+      ...stepsProblems(page.steps, values, 'credentials.values'),
+    ];
     if (problems.length > 0) throw new BadRequest(problems.map((problem) => `pages[${index}]: ${problem}`).join('; '));
     if (site) {
       // A site's domains hold for its monitors as for a restricted key (the renderer refuses it too).

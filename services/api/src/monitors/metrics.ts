@@ -137,14 +137,16 @@ stateGauge('viewfinder_monitor_consecutive_failed_runs', 'Runs in a row, up to t
 
 /**
  * A page's checks' metrics from its results, newest first: the last report's numbers, the last
- * verdict's failures, and for each vital with a declared bound, the runs in a row over it (a run
+ * verdict's failures (a journey that stopped is one), and for each vital with a declared bound, the runs in a row over it (a run
  * without a verdict, a failed capture, ends the row).
  */
-export function pageCheckMetrics(page: Pick<MonitorPage, 'checks'>, results: MonitorPageResult[]): Pick<MonitorMetricsState['pages'][number], 'report' | 'checksFailing' | 'vitalRunsOverBound'> {
+export function pageCheckMetrics(page: Pick<MonitorPage, 'checks' | 'steps'>, results: MonitorPageResult[]): Pick<MonitorMetricsState['pages'][number], 'report' | 'checksFailing' | 'vitalRunsOverBound'> {
   const last = results[0];
   const metrics: ReturnType<typeof pageCheckMetrics> = {};
   if (last?.report) metrics.report = reportMetrics(last.report);
-  if (page.checks !== undefined && last?.verdict) metrics.checksFailing = last.verdict.failures.length;
+  // A journey is a check of its own (issue #41): a page with steps has the series too, 0 once its journey went through.
+  if ((page.checks !== undefined || page.steps !== undefined) && last?.verdict) metrics.checksFailing = last.verdict.failures.length;
+  else if (page.steps !== undefined && last?.journey) metrics.checksFailing = 0;
   const bounded = WEB_VITAL_NAMES.filter((vital) => page.checks?.webVitals?.[vital] !== undefined);
   if (bounded.length > 0 && last?.verdict) {
     metrics.vitalRunsOverBound = Object.fromEntries(
@@ -174,7 +176,7 @@ const VITAL_LABELS = [...PAGE_LABELS, 'vital'] as const;
 const IMPACT_LABELS = [...PAGE_LABELS, 'impact'] as const;
 const pageLabels = (monitor: MonitorMetricsState, page: MonitorMetricsState['pages'][number]) => ({ namespace: monitor.namespace, name: monitor.name, page: page.page });
 
-stateGauge('viewfinder_monitor_page_checks_failing', "Checks a page failed in its last run (0: all passing); absent for a page without checks.", PAGE_LABELS, (gauge, state) => {
+stateGauge('viewfinder_monitor_page_checks_failing', "Checks a page failed in its last run, a journey stopped at a step counting as one (0: all passing); absent for a page without checks or steps.", PAGE_LABELS, (gauge, state) => {
   for (const monitor of state) for (const page of monitor.pages) if (page.checksFailing !== undefined) gauge.set(pageLabels(monitor, page), page.checksFailing);
 });
 

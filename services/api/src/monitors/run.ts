@@ -7,15 +7,22 @@
  * page did, with or without checks, and the page's checks are judged against it here. axe runs only
  * for a page whose checks declare maxViolations. The pixel outcome is judged apart: a changed page
  * and a failing page are different outcomes.
+ *
+ * A page's journey (steps) runs in the same visit, its fill steps' valueFrom resolved from the page's
+ * credentials.values here and nowhere else: the run keeps each step's report, never a value. A journey
+ * that stops at a step fails the page (a verdict naming the step) with the picture of that moment.
  */
 import { domainRefusal, hostMatches, hostOfUrl } from '../../../../lib/domains.ts';
+import { JourneyFailed } from '../../../../lib/errors.ts';
 import type { Logger } from '../../../../lib/logger.ts';
-import type { Monitor, MonitorPage, MonitorPageResult, MonitorRun } from '../../../../lib/store/monitors.ts';
+import type { Monitor, MonitorJourneyResult, MonitorPage, MonitorPageResult, MonitorRun } from '../../../../lib/store/monitors.ts';
 import { monitorScope } from '../../../../lib/store/monitors.ts';
 import type { Site, Store } from '../../../../lib/store/store.ts';
 import { PROFILES } from '../../../renderer/src/capture/profiles.ts';
+import { resolveCredentials } from '../../../renderer/src/capture/journey-steps.ts';
+import type { StepReport } from '../../../renderer/src/capture/journey.ts';
 import type { CaptureRequest, CaptureResult, Renderer } from '../../../renderer/src/renderer.ts';
-import { evaluateChecks, reportRequestFor } from './checks.ts';
+import { evaluateChecks, reportRequestFor, type Verdict } from './checks.ts';
 import { reportForStorage } from './stored-report.ts';
 import { diffPngs } from './diff/diff.ts';
 import type { MonitorImages } from './images.ts';
@@ -69,17 +76,20 @@ export async function runMonitor(deps: RunDeps, monitor: Monitor, request: RunRe
 
 /**
  * The capture a page asks for: always PNG, motion frozen, the site's domains when it has a site, and
- * the page report with what the page's checks need (axe for maxViolations, text for text checks).
+ * the page report with what the page's checks need (axe for maxViolations, text for text checks),
+ * and the journey with every fill's valueFrom replaced by the page's named value.
  */
 export function captureRequestOf(page: MonitorPage, site: Site | null): CaptureRequest {
-  const { name: _name, ignoreRegions: _ignored, checks, url, quality, fullPage, removeAds, credentials, ...options } = page;
+  const { name: _name, ignoreRegions: _ignored, checks, url, quality, fullPage, removeAds, credentials, steps, ...options } = page;
+  const { values, ...sent } = credentials ?? {};
   return {
     url,
     quality: quality ?? 'standard',
     fullPage: fullPage ?? false,
     removeAds: removeAds ?? true,
     ...options,
-    ...credentials,
+    ...sent,
+    ...(steps ? { steps: resolveCredentials(steps, values) } : {}),
     freezeMotion: true,
     report: reportRequestFor(checks),
     ...(site ? { allowedDomains: site.allowedDomains } : {}),
@@ -98,6 +108,7 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
     error,
     report: null,
     verdict: null,
+    journey: null,
   });
   if (monitor.siteId !== null && site === null) return failed(`Site ${monitor.siteId} no longer exists`);
   if (site) {
@@ -116,6 +127,7 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
   } catch (err) {
     if (signal?.aborted) throw err;
     await recordUsage('failure', 0);
+    if (err instanceof JourneyFailed) return { ...failed(err.message), ...(await journeyFailure(deps, err)) };
     return failed((err as Error).message);
   }
   const { image } = captured;
@@ -123,7 +135,8 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
   // A renderer that predates reports (a rolling upgrade) answers none: nothing to judge, verdict null.
   const report = captured.report ?? null;
   const verdict = page.checks !== undefined && report !== null ? evaluateChecks(report, page.checks) : null;
-  const judged = { report: report === null ? null : reportForStorage(report), verdict };
+  const journey = captured.journey ? { steps: captured.journey.steps } : null;
+  const judged = { report: report === null ? null : reportForStorage(report), verdict, journey };
   const captureImageId = await deps.images.put(image);
   const baselineImageId = monitor.baselines[page.name] ?? null;
   const baseline = baselineImageId === null ? null : await deps.images.get(baselineImageId);
@@ -146,6 +159,28 @@ async function runPage(deps: RunDeps, monitor: Monitor, site: Site | null, page:
     return { ...failed(`The comparison failed: ${(err as Error).message}`), captureImageId, ...judged };
   }
 }
+
+/**
+ * A journey that stopped at a step: its report, the picture of that moment (kept as the run's other
+ * pictures are), and a failing verdict naming the step, so that the page reads as failing (Healthy,
+ * checks metrics, the dashboard) and not merely as a capture that did not happen. The renderer's
+ * message names the step and why, never a value typed.
+ */
+export async function journeyFailure(deps: Pick<RunDeps, 'images'>, err: JourneyFailed): Promise<Pick<MonitorPageResult, 'journey' | 'verdict'>> {
+  const { steps, failedStep } = err.journey as { steps: StepReport[]; failedStep?: number };
+  const picture = err.image?.startsWith(PNG_DATA_URI) ? Buffer.from(err.image.slice(PNG_DATA_URI.length), 'base64') : undefined;
+  const failureImageId = picture && picture.length > 0 ? await deps.images.put(picture) : undefined;
+  const journey: MonitorJourneyResult = { steps, ...(failedStep !== undefined ? { failedStep } : {}), ...(failureImageId ? { failureImageId } : {}) };
+  const step = failedStep === undefined ? undefined : steps[failedStep];
+  const verdict: Verdict = {
+    failing: true,
+    failures: [{ check: `steps[${failedStep ?? '?'}]`, measured: step?.reason ?? 'failed', bound: 'ok', message: err.message }],
+    passed: [],
+  };
+  return { journey, verdict };
+}
+
+const PNG_DATA_URI = 'data:image/png;base64,';
 
 /**
  * Captures in a monitor slot (slots.ts). A capture that clients preempt is dropped and taken again
@@ -175,7 +210,9 @@ async function discardAttempt(deps: Pick<RunDeps, 'store' | 'images'>, monitorId
 
 /** Image ids a run names. */
 export function imagesOf(run: Pick<MonitorRun, 'pages'>): string[] {
-  return run.pages.flatMap((page) => [page.captureImageId, page.diffImageId, page.baselineImageId]).filter((id): id is string => id !== null);
+  return run.pages
+    .flatMap((page) => [page.captureImageId, page.diffImageId, page.baselineImageId, page.journey?.failureImageId ?? null])
+    .filter((id): id is string => id !== null);
 }
 
 /** Keeps the newest historyLimit runs; deletes the older ones and the pictures only they named. */

@@ -192,28 +192,37 @@ const visitMessages: MessageRule[] = [
       : undefined,
 ];
 
-/** `#/properties/steps/items/allOf/<i>/`: the rule of STEP_ACTIONS[i], which says what that action takes. */
-const STEP_RULE = /^#\/properties\/steps\/items\/allOf\/(\d+)\//;
+/** `.../properties/steps/items/allOf/<i>/`: the rule of STEP_ACTIONS[i], which says what that action takes. */
+const STEP_RULE = /\/properties\/steps\/items\/allOf\/(\d+)\//;
 
-/** The texts of a journey's failures: the step's place and what its action takes, never a value (a fill's is a secret). */
-const stepMessages: MessageRule[] = [
-  (e: ErrorObject) =>
-    e.instancePath === '/steps'
-      ? `steps must be a list of at most ${MAX_STEPS} steps, each an object whose "action" is one of ${STEP_ACTIONS.join(', ')}`
-      : undefined,
-  (e: ErrorObject) => {
-    const index = stepIndexOf(e.instancePath);
-    if (index === undefined) return undefined;
-    const rule = STEP_RULE.exec(e.schemaPath);
-    if (rule) return `steps[${index}] must be ${STEP_SHAPES[STEP_ACTIONS[Number(rule[1])]!]}, with an optional "timeout"`;
-    if (e.instancePath.endsWith('/timeout')) return `steps[${index}].timeout must be an integer number of milliseconds from 1 to ${MAX_STEP_TIMEOUT_MS}`;
-    return `steps[${index}] must be an object whose "action" is one of ${STEP_ACTIONS.join(', ')}`;
-  },
-  (e: ErrorObject) =>
-    e.instancePath.startsWith('/credentials')
-      ? `credentials must be an object of at most ${MAX_CREDENTIALS} names (1 to 64 letters, digits, _ . or -) to strings of at most ${MAX_FILL_VALUE_LENGTH} characters`
-      : undefined,
-];
+/**
+ * The texts of a journey's failures, for the steps and credentials of the object at `base` (a capture's
+ * body: '', a monitor's page: '/pages/0'), named with `where` before them (pages[0].): the step's place
+ * and what its action takes, never a value (a fill's is a secret).
+ */
+export function stepMessagesAt(base: string, where: string, credentialsPath = `${base}/credentials`): MessageRule[] {
+  return [
+    (e: ErrorObject) =>
+      e.instancePath === `${base}/steps`
+        ? `${where}steps must be a list of at most ${MAX_STEPS} steps, each an object whose "action" is one of ${STEP_ACTIONS.join(', ')}`
+        : undefined,
+    (e: ErrorObject) => {
+      if (!e.instancePath.startsWith(`${base}/steps/`)) return undefined;
+      const index = stepIndexOf(e.instancePath.slice(base.length));
+      if (index === undefined) return undefined;
+      const rule = STEP_RULE.exec(e.schemaPath);
+      if (rule) return `${where}steps[${index}] must be ${STEP_SHAPES[STEP_ACTIONS[Number(rule[1])]!]}, with an optional "timeout"`;
+      if (e.instancePath.endsWith('/timeout')) return `${where}steps[${index}].timeout must be an integer number of milliseconds from 1 to ${MAX_STEP_TIMEOUT_MS}`;
+      return `${where}steps[${index}] must be an object whose "action" is one of ${STEP_ACTIONS.join(', ')}`;
+    },
+    (e: ErrorObject) =>
+      e.instancePath.startsWith(credentialsPath)
+        ? `${where}${credentialsPath.slice(base.length + 1).replaceAll('/', '.')} must be an object of at most ${MAX_CREDENTIALS} names (1 to 64 letters, digits, _ . or -) to strings of at most ${MAX_FILL_VALUE_LENGTH} characters`
+        : undefined,
+  ];
+}
+
+const stepMessages = stepMessagesAt('', '');
 
 export const captureOptionsMessages: MessageRule[] = [
   ...stepMessages,

@@ -24,6 +24,10 @@ export const NAME_PATTERN = '^[A-Za-z0-9_.-]{1,64}$';
 export const STEP_ACTIONS = ['goto', 'fill', 'click', 'press', 'select', 'check', 'uncheck', 'hover', 'scroll', 'waitFor', 'capture'] as const;
 export type StepAction = (typeof STEP_ACTIONS)[number];
 
+/** Why a step failed, as the report names it (journey.ts). */
+export const FAILURE_REASONS = ['selector-not-visible', 'navigation-refused', 'navigation-failed', 'timeout', 'action-failed'] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
 interface StepBase {
   /** Milliseconds this step may take; DEFAULT_STEP_TIMEOUT_MS when absent. */
   timeout?: number;
@@ -135,8 +139,8 @@ export function stepIndexOf(instancePath: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-/** The checks a schema cannot make, on steps that passed it: their size, capture names, credentials they name. */
-export function stepsProblems(steps: readonly JourneyStep[] | undefined, credentials?: Record<string, string>): string[] {
+/** The checks a schema cannot make, on steps that passed it: their size, capture names, credentials they name (`holder`: where those are, as the 400 names it). */
+export function stepsProblems(steps: readonly JourneyStep[] | undefined, credentials?: Record<string, string>, holder = 'credentials'): string[] {
   if (!steps) return [];
   const problems: string[] = [];
   if (JSON.stringify(steps).length > MAX_STEPS_JSON_LENGTH) problems.push(`steps must be at most ${MAX_STEPS_JSON_LENGTH} characters of JSON in all`);
@@ -147,7 +151,7 @@ export function stepsProblems(steps: readonly JourneyStep[] | undefined, credent
   for (const [i, step] of steps.entries()) {
     if (step.action !== 'fill' || step.valueFrom === undefined) continue;
     // Names a credential, never its value.
-    if (!credentials || !Object.hasOwn(credentials, step.valueFrom)) problems.push(`steps[${i}].valueFrom names ${JSON.stringify(step.valueFrom)}, which credentials does not hold`);
+    if (!credentials || !Object.hasOwn(credentials, step.valueFrom)) problems.push(`steps[${i}].valueFrom names ${JSON.stringify(step.valueFrom)}, which ${holder} does not hold`);
   }
   return problems;
 }

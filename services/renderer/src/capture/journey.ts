@@ -11,7 +11,7 @@
  */
 import { TimeoutError, type HTTPRequest, type KeyInput, type Page } from 'puppeteer-core';
 import { Forbidden, HttpError, JourneyFailed } from '../../../../lib/errors.ts';
-import { DEFAULT_STEP_TIMEOUT_MS, type JourneyStep } from './journey-steps.ts';
+import { DEFAULT_STEP_TIMEOUT_MS, type FailureReason, type JourneyStep } from './journey-steps.ts';
 import { sleep } from './sleep.ts';
 import { redact, secretsOf } from '../report/bounded.ts';
 import { waitAtMost } from './wait-at-most.ts';
@@ -24,7 +24,7 @@ export interface JourneyGuard {
   failure(): Promise<HttpError | undefined>;
 }
 
-export type FailureReason = 'selector-not-visible' | 'navigation-refused' | 'navigation-failed' | 'timeout' | 'action-failed';
+export type { FailureReason };
 
 /** One step as the report shows it: what it was (never a value typed), whether it ran, how long it took. */
 export interface StepReport {

@@ -7,6 +7,8 @@ import { chromiumLaunchOptions } from '../../../../services/renderer/src/pool.ts
 import { MAX_CONSOLE_ITEMS, type PageReport } from '../../../../services/renderer/src/report/page-report.ts';
 import { evaluateChecks, reportRequestFor, type Checks, type Verdict } from '../../../../services/api/src/monitors/checks.ts';
 import { sharedRenderer, testConfig } from '../../../support/harness.ts';
+import { JourneyFailed } from '../../../../lib/errors.ts';
+import { journeyFailure } from '../../../../services/api/src/monitors/run.ts';
 import { auditedPage, EMAIL, PASSWORD, startDashboard, type AuditedPage, type DashboardHarness } from './support.ts';
 
 /**
@@ -113,7 +115,7 @@ fetch('/api/ok').then((r) => r.text());</script></body></html>`,
     await dashboard.store.setMonitorBaseline(monitor.id, 'shop', imageId);
     const at = (minutes: number) => new Date(Date.UTC(2026, 0, 2, 6, minutes));
     // The older run was recorded before reports existed: it has none.
-    const result = { page: 'shop', diffRatio: null, regions: [], captureImageId: imageId, diffImageId: null, baselineImageId: imageId, error: null, report: null, verdict: null };
+    const result = { page: 'shop', diffRatio: null, regions: [], captureImageId: imageId, diffImageId: null, baselineImageId: imageId, error: null, report: null, verdict: null, journey: null };
     const old = await dashboard.store.recordMonitorRun({ monitorId: monitor.id, trigger: 'schedule', scheduledAt: at(0), startedAt: at(0), finishedAt: at(1), pages: [{ ...result, outcome: 'baseline' }] });
     const latest = await dashboard.store.recordMonitorRun({
       monitorId: monitor.id,
@@ -216,6 +218,63 @@ fetch('/api/ok').then((r) => r.text());</script></body></html>`,
     // The runs table says the newest run's page failed its checks.
     expect(await text('table.stack tr.current [data-label="shop"]')).to.equal('unchanged, 0 %, checks failing');
     expect(await text('table.stack tr.current [data-label="Outcome"]')).to.equal('unchanged; checks failing (1 of 1 page)');
+    await audit();
+  });
+
+  it('shows a journey that stopped (issue #41): each step, its status, time and reason, the page failing at that step, and the picture of that moment; passes axe', async () => {
+    // The renderer's own failure: a journey whose second step waits for what the page never shows.
+    const steps = [
+      { action: 'hover' as const, selector: 'h1' },
+      { action: 'click' as const, selector: '#checkout', timeout: 800 },
+      { action: 'capture' as const, name: 'after' },
+    ];
+    const failure = await (await sharedRenderer()).capture({ url: `${fixtureOrigin}/shop`, quality: 'standard', fullPage: false, removeAds: false, steps }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(failure).to.be.instanceOf(JourneyFailed);
+    const monitor = await dashboard.store.createMonitor({
+      accountId: dashboard.account.id,
+      name: 'checkout',
+      siteId: null,
+      schedule: '0 6 * * *',
+      timeZone: 'UTC',
+      suspend: false,
+      historyLimit: 10,
+      compare: { threshold: 0.001, baseline: 'accepted', pixelTolerance: 0.1 },
+      pages: [{ name: 'shop', url: `${fixtureOrigin}/shop`, steps }],
+    });
+    const { journey, verdict: stopped } = await journeyFailure({ images: dashboard.monitors!.images }, failure as JourneyFailed);
+    const at = new Date(Date.UTC(2026, 0, 2, 6, 0));
+    await dashboard.store.recordMonitorRun({
+      monitorId: monitor.id,
+      trigger: 'manual',
+      scheduledAt: at,
+      startedAt: at,
+      finishedAt: at,
+      pages: [{ page: 'shop', outcome: 'failed', diffRatio: null, regions: [], captureImageId: null, diffImageId: null, baselineImageId: null, error: (failure as Error).message, report: null, verdict: stopped, journey }],
+    });
+    await signIn();
+    expect(await goto(`/dashboard/monitors/${monitor.id}`)).to.equal(200);
+    expect(await text('#page-shop ~ .facts')).to.include('Checks failing (steps[1])');
+    expect(await text('#page-shop-journey + p')).to.equal('Failing: step 2 of 3 failed; the steps after it did not run.');
+    const rows = await page.$$eval('#page-shop-journey ~ .table-wrap tbody tr', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('th, td')).map((cell) => (cell as HTMLElement).innerText.trim())));
+    expect(rows.map((row) => [row[0], row[1], row[2], row[3], row[5]])).to.deep.equal([
+      ['1', 'hover', 'h1', 'ok', ''],
+      ['2', 'click', '#checkout', 'failed', 'selector-not-visible'],
+      ['3', 'capture', 'after', 'skipped', ''],
+    ]);
+    expect(rows[0]![4]).to.match(/^\d+ ms$/);
+    expect(rows[2]![4]).to.equal('not run');
+    // The picture of the moment it stopped, served by the dashboard like the run's other pictures.
+    const src = await page.$eval('#page-shop-journey ~ .pictures img', (img) => img.getAttribute('src'));
+    expect(src).to.equal(`/dashboard/monitors/${monitor.id}/images/${journey!.failureImageId}`);
+    expect(await text('#page-shop-journey ~ .pictures figcaption')).to.equal('When step 2 failed');
+    const served = await page.evaluate(async (url) => {
+      const response = await fetch(url);
+      return { status: response.status, type: response.headers.get('content-type') };
+    }, src!);
+    expect(served).to.deep.equal({ status: 200, type: 'image/png' });
     await audit();
   });
 

@@ -317,7 +317,10 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
 
   it('edits a monitor with the form prefilled, keeping the page options the form does not show; refuses a bad change and saves nothing', async () => {
     const regions = [{ left: 0, top: 0, width: 1280, height: 60 }];
-    const monitor = await storedMonitor(dashboard.account.id, { pages: [{ name: 'offers', url: `${fixtureOrigin}/offers`, removeAds: false, ignoreRegions: regions, hideSelectors: ['.ad', '#clock'] }] });
+    // A journey and its named values (issue #41): the form does not show them, and keeps them.
+    const steps = [{ action: 'fill' as const, selector: '#password', valueFrom: 'password' }];
+    const credentials = { values: { password: 'pw-dashboard-kept' } };
+    const monitor = await storedMonitor(dashboard.account.id, { pages: [{ name: 'offers', url: `${fixtureOrigin}/offers`, removeAds: false, ignoreRegions: regions, hideSelectors: ['.ad', '#clock'], steps, credentials }] });
     await signIn();
     await goto(`/dashboard/monitors/${monitor.id}`);
     await Promise.all([page.waitForNavigation(), page.click(`a[href="/dashboard/monitors/${monitor.id}/edit"]`)]);
@@ -349,7 +352,7 @@ describe('dashboard Monitors pages in a real browser (hosted, Chromium, axe-core
     const saved = (await dashboard.store.getMonitor(monitor.id))!;
     expect(saved).to.deep.include({ schedule: '@hourly', compare: { threshold: 0.05, baseline: 'previous', pixelTolerance: 0.1 } });
     expect(saved.pages).to.deep.equal([
-      { name: 'offers', url: `${fixtureOrigin}/offers`, removeAds: false, ignoreRegions: regions, fullPage: true, hideSelectors: ['.ad'] },
+      { name: 'offers', url: `${fixtureOrigin}/offers`, removeAds: false, ignoreRegions: regions, fullPage: true, hideSelectors: ['.ad'], steps, credentials },
       { name: 'home', url: `${fixtureOrigin}/home` },
     ]);
   });

@@ -58,9 +58,9 @@ export async function startHosted(
   const captures = options.captures
     ? createCaptureJobs({ store, renderer, config: config.captures, logger, guard: createNetworkGuard(config.renderer.networkAllowlist, options.lookup), storage })
     : undefined;
-  const runner = options.monitors ? (captures?.runner ?? createJobRunner({ store, logger: silentLogger, concurrency: 2, leaseMs: 30_000, pollIntervalMs: 50 })) : captures?.runner;
+  const runner = options.monitors ? (captures?.runner ?? createJobRunner({ store, logger, concurrency: 2, leaseMs: 30_000, pollIntervalMs: 50 })) : captures?.runner;
   const monitors = options.monitors && runner
-    ? startMonitorService({ store, renderer, images: await openMonitorImages(config.monitors.images), runner, config: config.monitors, logger: silentLogger })
+    ? startMonitorService({ store, renderer, images: await openMonitorImages(config.monitors.images), runner, config: config.monitors, logger })
     : undefined;
   runner?.start();
   const app = createApp({

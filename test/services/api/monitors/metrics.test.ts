@@ -83,7 +83,7 @@ describe('monitor metrics', () => {
 describe("monitor metrics of a page's checks (issue #40)", () => {
   const verdictWith = (...checks: string[]) => ({ failing: checks.length > 0, failures: checks.map((check) => ({ check, measured: 1, bound: 0, message: check })), passed: [] });
   const result = (verdict: ReturnType<typeof verdictWith> | null, report: unknown = null) =>
-    ({ page: 'home', outcome: 'unchanged', diffRatio: 0, regions: [], captureImageId: null, diffImageId: null, baselineImageId: null, error: null, report, verdict }) as MonitorPageResult;
+    ({ page: 'home', outcome: 'unchanged', diffRatio: 0, regions: [], captureImageId: null, diffImageId: null, baselineImageId: null, error: null, report, verdict, journey: null }) as MonitorPageResult;
   const vitals = (values: Record<string, number | null>) => Object.fromEntries(['LCP', 'CLS', 'FCP', 'TTFB', 'TBT'].map((name) => [name, { value: values[name] ?? null, unit: name === 'CLS' ? 'score' : 'ms', rating: null }]));
   const report = {
     vitals: vitals({ LCP: 3100, CLS: 0.02, TTFB: 40 }),
@@ -106,5 +106,14 @@ describe("monitor metrics of a page's checks (issue #40)", () => {
     const { accessibility: _axe, ...withoutAxe } = report;
     expect(pageCheckMetrics({}, [result(null, withoutAxe)])).to.deep.equal({ report: { vitals: { LCP: 3100, CLS: 0.02, TTFB: 40 }, consoleErrors: 3, failedRequests: 2 } });
     expect(pageCheckMetrics({ checks: { maxConsoleErrors: 0 } }, [])).to.deep.equal({});
+  });
+
+  it('counts a journey that stopped as a failing check of a page with steps and no checks, and its journey that went through as 0 (issue #41)', () => {
+    const steps = [{ action: 'click' as const, selector: '#go' }];
+    const journey = { steps: [{ action: 'click' as const, selector: '#go', status: 'ok' as const, durationMs: 20 }] };
+    expect(pageCheckMetrics({ steps }, [{ ...result(null), journey }])).to.deep.equal({ checksFailing: 0 });
+    const stopped = { ...result(verdictWith('steps[0]')), outcome: 'failed' as const, journey: { steps: [{ ...journey.steps[0]!, status: 'failed' as const }], failedStep: 0 } };
+    expect(pageCheckMetrics({ steps }, [stopped])).to.deep.equal({ checksFailing: 1 });
+    expect(pageCheckMetrics({}, [{ ...result(null), journey }]), 'no steps declared (any more): no series').to.deep.equal({});
   });
 });

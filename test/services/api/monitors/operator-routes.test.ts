@@ -82,7 +82,7 @@ describe('operator monitor routes (/api/operator/monitors)', () => {
       scheduledAt: finishedAt,
       startedAt: finishedAt,
       finishedAt,
-      pages: [{ page: 'home', outcome: 'changed', diffRatio: 0.3, regions: [], captureImageId: null, diffImageId: null, baselineImageId: null, error: null, report: null, verdict: null }],
+      pages: [{ page: 'home', outcome: 'changed', diffRatio: 0.3, regions: [], captureImageId: null, diffImageId: null, baselineImageId: null, error: null, report: null, verdict: null, journey: null }],
     });
     const { lastRun } = (await as(token).get(path)).body;
     expect(lastRun).to.deep.include({ finishedAt: '2026-01-01T10:00:00.000Z' });

@@ -252,8 +252,40 @@ function pageSection(page: PageContext, monitor: MonitorView, runs: RunView[], r
           ${picture(monitor, result.diffImageId, size(result.diffImageId), 'Differences', `Differences on page ${name} in ${when}: changed pixels in red over the faded baseline`)}
         </div>
         ${acceptForm(page, monitor, run as RunView, result)}
+        ${result.journey && journeySection(monitor, name, result.journey, size(result.journey.failureImageId ?? null), when)}
         ${pageEvidence(name, result, declared?.checks)}`}
     ${historyChart(monitor, name, runs)}
+  </section>`;
+}
+
+/**
+ * The page's journey in the run (issue #41): each step as the run recorded it (what it acted on,
+ * never a value typed), its status and time, the reason of the one that failed, and the picture of
+ * the page at that moment.
+ */
+function journeySection(monitor: MonitorView, name: string, journey: NonNullable<PageResult['journey']>, size: PngSize | undefined, when: string): SafeHtml {
+  const failed = journey.failedStep;
+  return html`<section class="evidence" aria-labelledby="page-${name}-journey">
+    <h4 id="page-${name}-journey">Journey</h4>
+    <p>${failed === undefined
+      ? html`<span class="state state-passing">Passing</span>: all ${journey.steps.length} steps ran.`
+      : html`<span class="state state-failing">Failing</span>: step ${failed + 1} of ${journey.steps.length} failed; the steps after it did not run.`}</p>
+    <div class="table-wrap"><table class="stack journey">
+      <caption>Steps of page ${name}</caption>
+      <thead><tr><th scope="col">#</th><th scope="col">Action</th><th scope="col">On</th><th scope="col">Status</th><th scope="col">Time</th><th scope="col">Why it failed</th></tr></thead>
+      <tbody>${journey.steps.map(
+        (step, i) => html`<tr>
+          <th scope="row" data-label="#">${i + 1}</th>
+          <td data-label="Action"><code>${step.action}</code>${step.key !== undefined && html` <code>${step.key}</code>`}</td>
+          <td data-label="On">${[step.selector, step.url, step.name].filter((what) => what !== undefined).join(' ')}</td>
+          <td data-label="Status"><span class="state state-${step.status === 'ok' ? 'passing' : step.status === 'failed' ? 'failing' : 'skipped'}">${step.status}</span></td>
+          <td data-label="Time">${step.durationMs === undefined ? html`<span class="muted">not run</span>` : `${step.durationMs} ms`}</td>
+          <td data-label="Why it failed">${step.reason ?? ''}</td>
+        </tr>`,
+      )}</tbody>
+    </table></div>
+    ${journey.failureImageId !== undefined &&
+    html`<div class="pictures">${picture(monitor, journey.failureImageId, size, `When step ${(failed ?? 0) + 1} failed`, `Page ${name} when step ${(failed ?? 0) + 1} of its journey failed, in ${when}`)}</div>`}
   </section>`;
 }
 
@@ -322,7 +354,11 @@ function actions(page: PageContext, monitor: MonitorView): SafeHtml {
 
 /** The pixel sizes of the pictures shown, read from their PNG headers. */
 async function pictureSizes(deps: DashboardDeps, run: RunView | undefined): Promise<Map<string, PngSize>> {
-  const ids = [...new Set((run?.pages ?? []).flatMap((result) => [result.baselineImageId, result.captureImageId, result.diffImageId]).filter((id): id is string => id !== null))];
+  const ids = [
+    ...new Set(
+      (run?.pages ?? []).flatMap((result) => [result.baselineImageId, result.captureImageId, result.diffImageId, result.journey?.failureImageId ?? null]).filter((id): id is string => id !== null),
+    ),
+  ];
   const sizes = new Map<string, PngSize>();
   await Promise.all(
     ids.map(async (id) => {
