@@ -22,12 +22,14 @@ import {
   NODE_BRIDGE,
   startChartPrometheus,
 } from './cluster.ts';
+import { startLoginSite, type LoginSite } from '../support/login-site.ts';
 
 /**
  * Hosted values on the embedded store, on the real node: the operator's two pods (one leader)
  * reconcile a Site and an ApiKey applied with kubectl through the API, the key from the Secret
  * captures through the API Service, a domain change answers 403, a deleted ApiKey 401, a
- * PageMonitor with checks turns Healthy=False when its page breaks (one event, the metric, the
+ * PageMonitor with a sign-in journey (its password from a Secret) captures the page behind the
+ * login on schedule; a PageMonitor with checks turns Healthy=False when its page breaks (one event, the metric, the
  * chart's alert firing in a real Prometheus) and back when it is fixed, and killing the leader hands
  * over to the other pod.
  */
@@ -42,6 +44,9 @@ describeOnRealNode('the chart on a real node: hosted values on the embedded stor
   let accountKey: string;
   /** The shop's checkout page, on the node's bridge: the test breaks it and fixes it. */
   let shop: { url: string; broken: boolean; close: () => Promise<void> };
+  /** A sign-in form on the bridge, for the journey (issue #41). */
+  let login: LoginSite;
+  const LOGIN_PASSWORD = 'node-journey-pw-7c1e9a';
   const apiKey = () => Buffer.from(kubectl(['get', 'secret', 'widget', '--namespace', namespace, '-o', 'jsonpath={.data.apiKey}']).stdout, 'base64').toString('utf8');
   const hostedCapture = async (key: string) => apiCall(base, key, 'POST', '/api/screenshot', { url: page.url }) as Promise<{ status: number; body: { success: boolean; image?: string; error?: string } }>;
   const apply = (objects: unknown[]) => {
@@ -63,6 +68,7 @@ describeOnRealNode('the chart on a real node: hosted values on the embedded stor
     expect(created.status, created.output).to.equal(0);
     page = await deployPages(namespace);
     shop = await startShop();
+    login = await startLoginSite(LOGIN_PASSWORD, NODE_BRIDGE);
   });
 
   after(async function () {
@@ -73,6 +79,7 @@ describeOnRealNode('the chart on a real node: hosted values on the embedded stor
     helm(['uninstall', release, '--namespace', namespace, '--ignore-not-found', '--wait']);
     kubectl(['delete', 'namespace', namespace, '--wait=true', '--timeout=240s']);
     await shop?.close();
+    await login?.close();
   });
 
   /** The release's values: the renderer reaches the pages Service and the shop on the bridge; the operator mirrors runs every 2 s. */
@@ -191,6 +198,58 @@ describeOnRealNode('the chart on a real node: hosted values on the embedded stor
       figures.push(`page fixed: Healthy=True, the metric at 0 and the alert cleared ${((performance.now() - fixedAt) / 1000).toFixed(0)} s after the run was asked for`);
     } finally {
       await prometheus.close();
+      kubectl(['delete', resource, '--namespace', namespace, '--ignore-not-found', '--wait=true', '--timeout=60s']);
+    }
+  });
+
+  it("a PageMonitor with a sign-in journey, its password in a Secret's values, captures the page behind the login on schedule; the run reports each step, the password nowhere (issue #41)", async function () {
+    this.timeout(300_000);
+    const resource = 'pagemonitor/account';
+    const status = () => JSON.parse(kubectl(['get', resource, '--namespace', namespace, '-o', 'jsonpath={.status}']).stdout || '{}') as { monitorId?: string; conditions?: Array<{ type: string; status: string }> };
+    try {
+      apply([
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'shop-login', namespace }, stringData: { values: JSON.stringify({ password: LOGIN_PASSWORD }) } },
+        {
+          apiVersion: 'viewfinder.dev/v1alpha1',
+          kind: 'PageMonitor',
+          metadata: { name: 'account', namespace },
+          spec: {
+            account,
+            schedule: '* * * * *',
+            pages: [
+              {
+                name: 'account',
+                url: `${login.origin}/login`,
+                credentialsSecretRef: { name: 'shop-login' },
+                steps: [
+                  { action: 'fill', selector: '#user', value: 'ada' },
+                  { action: 'fill', selector: '#password', valueFrom: 'password' },
+                  { action: 'press', selector: '#password', key: 'Enter' },
+                  { action: 'waitFor', selector: '#welcome' },
+                ],
+                checks: { text: [{ selector: '#welcome', contains: 'Welcome' }] },
+              },
+            ],
+          },
+        },
+      ]);
+      waitReady(resource);
+      const monitorId = status().monitorId!;
+      const scheduled = async () => ((await apiCall(base, accountKey, 'GET', `/api/monitors/${monitorId}/runs`)).body as Array<{ id: string; trigger: string }>).filter((run) => run.trigger === 'schedule');
+      await until('a scheduled run', async () => (await scheduled()).length >= 1, 150_000);
+      const run = await apiCall(base, accountKey, 'GET', `/api/monitors/${monitorId}/runs/${(await scheduled())[0]!.id}`);
+      expect(run.status, JSON.stringify(run.body)).to.equal(200);
+      const page = run.body.pages[0];
+      expect(page.outcome, JSON.stringify(page)).to.equal('baseline');
+      expect(page.report.document.url, 'the picture is of the page behind the login').to.equal(`${login.origin}/account`);
+      expect(page.journey.steps.map((step: { action: string; status: string }) => `${step.action}:${step.status}`)).to.deep.equal(['fill:ok', 'fill:ok', 'press:ok', 'waitFor:ok']);
+      expect(page.verdict).to.deep.include({ failing: false, passed: ['text[0].contains'] });
+      expect(login.logins[0], 'the form was posted by the renderer pod').to.deep.equal({ user: 'ada', ok: true });
+      await until('Healthy=True', () => status().conditions?.find((condition) => condition.type === 'Healthy')?.status === 'True', 60_000, () => JSON.stringify(status()));
+      const outputs = [JSON.stringify(run.body), kubectl(['get', resource, '--namespace', namespace, '-o', 'json']).stdout, JSON.stringify((await apiCall(base, accountKey, 'GET', `/api/monitors/${monitorId}`)).body)];
+      for (const output of outputs) expect(output).to.not.include(LOGIN_PASSWORD);
+      figures.push(`PageMonitor with a sign-in journey: scheduled run ${run.body.id}, steps ${page.journey.steps.map((step: { durationMs: number }) => `${step.durationMs} ms`).join(', ')}`);
+    } finally {
       kubectl(['delete', resource, '--namespace', namespace, '--ignore-not-found', '--wait=true', '--timeout=60s']);
     }
   });
