@@ -10,7 +10,7 @@ import { pageReportSchema } from '../../../../renderer/src/report/page-report.ts
 import { verdictSchema } from '../../monitors/checks.ts';
 import type { ApiRoute } from './route.ts';
 import { NotAcceptable } from '../../../../../lib/errors.ts';
-import { newCaptureId, StorageFailure, storageHttpError, type StorageOption } from '../../storage/delivery.ts';
+import { newCaptureId, rethrowStorage, type StorageOption } from '../../storage/delivery.ts';
 import { storageOptionMessages, storageOptionProblems, storageOptionSchema, storedObjectSchema } from '../../storage/schemas.ts';
 
 /** SPEC 2.1 plus `site_id`: the self-hosted body, extended, so both variants validate the same fields the same way. */
@@ -131,7 +131,3 @@ export const hostedScreenshotRoute: ApiRoute = {
       ctx.body = { ...fields, storage: stored };
     },
 };
-
-function rethrowStorage(err: unknown): never {
-  throw err instanceof StorageFailure ? storageHttpError(err) : err;
-}
