@@ -23,6 +23,8 @@ export async function reconcileSiteStorage(deps: ControllerDeps, site: SiteResou
   const object = `${namespace}/${name}`;
   const spec = site.spec.storage;
   if (!spec) {
+    // A read first: a Site without storage (the usual case) sends no DELETE at every resync.
+    if (!(await apiCall(() => api.getDestination(namespace, name)))) return undefined;
     const deleted = await apiCall(() => api.deleteDestination(namespace, name));
     if (deleted) logger.info({ kind: 'Site', object, destination: deleted }, 'Deleted the storage destination: spec.storage is gone');
     return undefined;
