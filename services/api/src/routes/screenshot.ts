@@ -19,7 +19,7 @@ import {
   type CaptureOptionsBody,
 } from './capture-options.ts';
 import { MIME_TYPES, type CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
-import { rawImageFormat, sendScreenshot, type ScreenshotAnswer } from './screenshot-answer.ts';
+import { rawImageFormat, sendScreenshot, sendStoredScreenshot, type ScreenshotAnswer } from './screenshot-answer.ts';
 import type { Logger } from '../../../../lib/logger.ts';
 import { captureThroughCache, type CachePolicy } from '../result-cache/cached-capture.ts';
 import type { ResultCache } from '../result-cache/result-cache.ts';
@@ -56,7 +56,6 @@ export const screenshotBodySchema = {
 } as const;
 
 export const screenshotMessages: MessageRule[] = [
-  // Only a schema without `storage` (render links) can fail this way; they say why themselves first.
   // The body's own url: a goto step's missing url is the step's mistake (capture-options.ts).
   (e: ErrorObject) => (e.keyword === 'required' && e.params.missingProperty === 'url' && e.instancePath === '' ? 'URL is required' : undefined),
   (e: ErrorObject) =>
@@ -204,8 +203,6 @@ export function screenshotHandler(renderer: Renderer, resultCache: ResultCache |
     const stored = await storage
       .deliver(SELF_HOSTED_DESTINATIONS, option, { id: newCaptureId(), createdAt: new Date(), format: answer.format, image: answer.image })
       .catch(rethrowStorage);
-    const { image: _image, ...fields } = answer.body;
-    if (answer.body.cached !== undefined) ctx.set('Viewfinder-Cache', answer.body.cached ? 'hit' : 'miss');
-    ctx.body = { ...fields, storage: stored };
+    sendStoredScreenshot(ctx, answer, stored);
   };
 }

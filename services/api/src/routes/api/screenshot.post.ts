@@ -2,7 +2,7 @@ import type { ErrorObject } from 'ajv';
 import { principalOf } from '../../auth/hosted-key.ts';
 import { compileValidator } from '../../validation.ts';
 import { CAPTURE_FORMATS, MIME_TYPES } from '../../../../renderer/src/capture/image-formats.ts';
-import { rawImageFormat, sendScreenshot } from '../screenshot-answer.ts';
+import { rawImageFormat, sendScreenshot, sendStoredScreenshot } from '../screenshot-answer.ts';
 import { captureOptionsProblems } from '../capture-options.ts';
 import { screenshotBodySchema, screenshotMessages, withAcceptedFormat, type ScreenshotBody } from '../screenshot.ts';
 import { captureForKey } from './hosted-capture.ts';
@@ -126,8 +126,6 @@ export const hostedScreenshotRoute: ApiRoute = {
         rethrowStorage(err);
       }
       await recordCapture(answer.body.fileSize);
-      const { image: _image, ...fields } = answer.body;
-      if (answer.body.cached !== undefined) ctx.set('Viewfinder-Cache', answer.body.cached ? 'hit' : 'miss');
-      ctx.body = { ...fields, storage: stored };
+      sendStoredScreenshot(ctx, answer, stored);
     },
 };
