@@ -144,6 +144,7 @@ bench: install $(DOC_CORPUS) ## Print latency and throughput against the isolate
 	node bench/big-pages.bench.ts
 	node bench/cache.bench.ts
 
+# The test object store (versitygw) and FerretDB are built from Go modules (cached) and started by the bench itself.
 bench-storage: install ## Capture to object (versitygw) against capture to JSON, and the blob stores (directory, GridFS on FerretDB, S3 on versitygw) side by side, interleaved
 	node bench/storage.bench.ts
 

@@ -79,7 +79,7 @@ export function kubectlEditCommand(managedBy: ManagedBy): string {
   return `kubectl -n ${managedBy.namespace} edit ${plural}.viewfinder.dev ${managedBy.name}`;
 }
 
-export function managedConflict(what: 'Site' | 'API key' | 'Monitor', id: string, managedBy: ManagedBy): Conflict {
+export function managedConflict(what: 'Site' | 'API key' | 'Monitor' | 'Storage destination', id: string, managedBy: ManagedBy): Conflict {
   return new Conflict(
     `${what} ${id} is managed by Kubernetes: edit the ${managedBy.kind} "${managedBy.name}" in namespace "${managedBy.namespace}" instead ` +
       `(${kubectlEditCommand(managedBy)})`,

@@ -117,6 +117,42 @@ export interface PutManagedMonitor {
   pages: Array<Record<string, unknown>>;
 }
 
+/**
+ * The storage destination a Site's `spec.storage` is (issue #43), as the operator routes answer it:
+ * never its credentials. Its owner is the Site (managedBy.kind 'Site').
+ */
+export interface ManagedDestination {
+  accountId: string;
+  name: string;
+  endpoint: string;
+  bucket: string;
+  region: string;
+  pathStyle: boolean;
+  keyTemplate: string;
+  hasCredentials: true;
+  managedBy: ManagedByWire;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The PUT of a Site's destination: every field, and the credentials read from the Site's Secret (write-only). */
+export interface PutManagedDestination {
+  accountId: string;
+  uid: string;
+  name: string;
+  endpoint: string;
+  bucket: string;
+  region: string;
+  pathStyle: boolean;
+  keyTemplate: string;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+}
+
+/** The path of a Site's storage destination: /api/operator/destinations/{namespace}/{site name}. */
+export function managedDestinationPath(namespace: string, siteName: string): string {
+  return `/api/operator/destinations/${encodeURIComponent(namespace)}/${encodeURIComponent(siteName)}`;
+}
+
 /** The path of a managed object: /api/operator/sites/{namespace}/{name}. */
 export function managedPath(kind: ManagedKind, namespace: string, name: string): string {
   const collection = { Site: 'sites', ApiKey: 'keys', PageMonitor: 'monitors' }[kind];

@@ -58,8 +58,9 @@ type CaptureOptions struct {
 	// left out with a site key.
 	SiteID  string  `json:"site_id,omitempty"`
 	Quality Quality `json:"quality,omitempty"`
-	// Storage writes the capture to a registered storage destination (hosted mode); the answer then
-	// says where it is (Screenshot.Storage) instead of carrying the image.
+	// Storage writes the capture to a storage destination (hosted: registered to the account;
+	// self-hosted: one of STORAGE_DESTINATIONS); the answer then says where it is
+	// (Screenshot.Storage) instead of carrying the image.
 	Storage *StorageOption `json:"storage,omitempty"`
 	// Wait is extra milliseconds (1000 to 8000) after the load event; without it the smart wait.
 	Wait      int    `json:"wait,omitempty"`
@@ -183,9 +184,10 @@ type Geolocation struct {
 // Screenshot is the JSON answer of a capture, with the image decoded from its data URI.
 type Screenshot struct {
 	Success bool `json:"success"`
-	// Image is the image (or PDF) bytes.
+	// Image is the image (or PDF) bytes; nil when the request asked for storage (Storage says where
+	// the capture went instead).
 	Image []byte `json:"image"`
-	// MediaType is the image's type, from its data URI ("image/png").
+	// MediaType is the image's type, from its data URI ("image/png"); empty without an image.
 	MediaType        string  `json:"-"`
 	URL              string  `json:"url"`
 	Quality          Quality `json:"quality"`
@@ -202,7 +204,7 @@ type Screenshot struct {
 	// Journey is the step report (steps) and the capture steps' pictures (captures), when the
 	// request had steps.
 	Journey map[string]any `json:"journey"`
-	// Storage is where the capture was written, when the request asked for storage (Image is then empty).
+	// Storage is where the capture was written, when the request asked for storage (Image is then nil).
 	Storage *StoredObject `json:"storage"`
 }
 
@@ -236,8 +238,11 @@ type Destination struct {
 	PathStyle      bool   `json:"pathStyle"`
 	KeyTemplate    string `json:"keyTemplate"`
 	HasCredentials bool   `json:"hasCredentials"`
-	CreatedAt      string `json:"createdAt"`
-	UpdatedAt      string `json:"updatedAt"`
+	// ManagedBy is the Kubernetes Site whose spec.storage this destination is (change it there: the
+	// API answers 409), or nil.
+	ManagedBy *ManagedBy `json:"managedBy"`
+	CreatedAt string     `json:"createdAt"`
+	UpdatedAt string     `json:"updatedAt"`
 }
 
 // DestinationCredentials are an access key pair, sent once and stored sealed.

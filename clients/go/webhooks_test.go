@@ -86,3 +86,27 @@ func TestWebhookDeliveredByTheServiceIsVerified(t *testing.T) {
 		t.Errorf("a replay: want ErrInvalidSignature, got %v", err)
 	}
 }
+
+// A capture with storage answers where the image went instead of the image (docs/storage.md):
+// Image stays nil and Storage names the object.
+func TestScreenshotWrittenToStorageHasNoImage(t *testing.T) {
+	answer := `{"success":true,"url":"https://example.com","quality":"standard","width":1280,"height":720,"fileSize":20481,"processingTimeMs":912,"waitMs":500,` +
+		`"storage":{"destination":"archive","bucket":"acme-shots","key":"shots/2026-11-28/cap_5e0c.png","url":"http://127.0.0.1:9000/acme-shots/shots/2026-11-28/cap_5e0c.png"}}`
+	var shot viewfinder.Screenshot
+	if err := json.Unmarshal([]byte(answer), &shot); err != nil {
+		t.Fatal(err)
+	}
+	if shot.Image != nil || shot.MediaType != "" {
+		t.Fatalf("Image = %v, MediaType = %q; want nil and empty", shot.Image, shot.MediaType)
+	}
+	if shot.Storage == nil || shot.Storage.Bucket != "acme-shots" || shot.Storage.Key != "shots/2026-11-28/cap_5e0c.png" {
+		t.Fatalf("Storage = %+v", shot.Storage)
+	}
+	var destination viewfinder.Destination
+	if err := json.Unmarshal([]byte(`{"name":"archive","managedBy":{"kind":"Site","namespace":"shop","name":"storefront","uid":"u1"}}`), &destination); err != nil {
+		t.Fatal(err)
+	}
+	if destination.ManagedBy == nil || destination.ManagedBy.Name != "storefront" {
+		t.Fatalf("ManagedBy = %+v", destination.ManagedBy)
+	}
+}

@@ -10,6 +10,7 @@
  */
 import { Conflict } from '../errors.ts';
 import { secretSealer, type SecretKeys, type SecretSealer } from './secret-sealing.ts';
+import type { ManagedBy, ManagedByRef } from './store.ts';
 
 export interface DestinationCredentials {
   accessKeyId: string;
@@ -28,6 +29,11 @@ export interface StorageDestination {
   pathStyle: boolean;
   /** The object key, with {id}, {date} and {format} filled in per capture. */
   keyTemplate: string;
+  /**
+   * The Kubernetes Site whose `spec.storage` this destination is (the operator writes it): the
+   * management API and the dashboard refuse to change or delete it. Null for the others.
+   */
+  managedBy: ManagedBy | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -41,10 +47,11 @@ export interface NewDestination {
   pathStyle: boolean;
   keyTemplate: string;
   credentials: DestinationCredentials;
+  managedBy?: ManagedBy | null;
 }
 
-/** Any of the fields but the name (which is its identity) and the account; credentials replace the pair. */
-export type DestinationPatch = Partial<Omit<NewDestination, 'accountId' | 'name'>>;
+/** Any of the fields but the name (which is its identity), the account and the owner; credentials replace the pair. */
+export type DestinationPatch = Partial<Omit<NewDestination, 'accountId' | 'name' | 'managedBy'>>;
 
 export interface DestinationStore {
   /** Conflict when the account already has a destination of that name; NotFound for no such account. */
@@ -55,6 +62,14 @@ export interface DestinationStore {
   deleteDestination(accountId: string, name: string): Promise<boolean>;
   /** The credentials, opened; null for no such destination. Server-side only: never logged or answered. */
   getDestinationCredentials(accountId: string, name: string): Promise<DestinationCredentials | null>;
+  /** The destination a Kubernetes Site owns (its `spec.storage`), in any account. */
+  findDestinationByManagedBy(ref: ManagedByRef): Promise<StorageDestination | null>;
+  /**
+   * Creates or replaces, fields and credentials, the destination `managedBy` owns (the operator's
+   * idempotent PUT). Conflict when it belongs to another account, or when its name is taken in the
+   * account by another destination.
+   */
+  upsertManagedDestination(input: NewDestination & { managedBy: ManagedBy }): Promise<StorageDestination>;
 }
 
 /** Seals and opens a destination's credentials as one value: the pair is written and replaced together. */
@@ -79,6 +94,14 @@ export function credentialSealer(keys: SecretKeys | undefined): CredentialSealer
     isCurrent: (stored) => sealer.isCurrent(stored),
     reseal: (stored) => sealer.seal(sealer.open(stored)),
   };
+}
+
+/**
+ * An endpoint as stored: the URL's own spelling, without a trailing slash. The API stores it so and
+ * the operator compares a Site's spec.storage.endpoint so.
+ */
+export function normalDestinationEndpoint(endpoint: string): string {
+  return URL.parse(endpoint)!.href.replace(/\/+$/, '');
 }
 
 export function duplicateDestination(name: string): Conflict {

@@ -1,9 +1,10 @@
 import { Schema, type Connection } from 'mongoose';
 import { NotFound } from '../errors.ts';
-import { credentialSealer, duplicateDestination, type DestinationStore, type StorageDestination } from './destinations.ts';
+import { credentialSealer, duplicateDestination, type DestinationStore, type NewDestination, type StorageDestination } from './destinations.ts';
 import { isDuplicateKey, oneWriteAtATime } from './mongo-compat.ts';
-import { newId } from './rules.ts';
+import { assertSameAccount, newId } from './rules.ts';
 import type { SecretKeys } from './secret-sealing.ts';
+import type { ManagedByRef } from './store.ts';
 
 /**
  * Storage destinations in MongoDB: one document each, the name unique per account by index, the
@@ -22,6 +23,9 @@ const destinationSchema = new Schema<DestinationDoc>(
     pathStyle: { type: Boolean, required: true },
     keyTemplate: { type: String, required: true },
     credentials: { type: String, required: true },
+    // The owning Kubernetes Site (issue #43); absent (null) on the others. Looked up by its three
+    // identity fields: one destination per Site, written by the operator alone.
+    managedBy: { type: new Schema({ kind: String, namespace: String, name: String, uid: String }, { _id: false }), default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
@@ -41,14 +45,36 @@ export async function mongoDestinationStore(
   const PUBLIC = { credentials: 0 } as const;
   const get = async (accountId: string, name: string) => toDestination(await Destinations.findOne({ accountId, name }, PUBLIC).lean());
 
+  const owned = (ref: ManagedByRef) => ({ 'managedBy.kind': ref.kind, 'managedBy.namespace': ref.namespace, 'managedBy.name': ref.name });
+  const findOwned = async (ref: ManagedByRef) => toDestination(await Destinations.findOne(owned(ref), PUBLIC).lean());
+  const insert = async (input: NewDestination) => {
+    if (!(await accountExists(input.accountId))) throw new NotFound(`Account ${input.accountId} not found`);
+    const { credentials, managedBy, ...fields } = input;
+    const now = new Date();
+    try {
+      await Destinations.create({ _id: newId('dest'), ...fields, managedBy: managedBy ?? null, credentials: sealer.seal(credentials), createdAt: now, updatedAt: now });
+    } catch (err) {
+      if (isDuplicateKey(err)) throw duplicateDestination(input.name);
+      throw err;
+    }
+    return (await get(input.accountId, input.name)) as StorageDestination;
+  };
+
   return {
-    async createDestination(input) {
-      if (!(await accountExists(input.accountId))) throw new NotFound(`Account ${input.accountId} not found`);
-      const { credentials, ...fields } = input;
-      const now = new Date();
+    createDestination: insert,
+    findDestinationByManagedBy: findOwned,
+    async upsertManagedDestination(input) {
+      const existing = await findOwned(input.managedBy);
+      if (!existing) return insert(input);
+      assertSameAccount(existing.accountId, input.accountId, input.managedBy);
+      const { credentials, managedBy, accountId: _account, ...fields } = input;
+      const set = { ...fields, credentials: sealer.seal(credentials), 'managedBy.uid': managedBy.uid, updatedAt: new Date() };
+      // A new name must not take another destination's (FerretDB's update does not say E11000 the way an insert does).
+      if (existing.name !== input.name && (await get(input.accountId, input.name))) throw duplicateDestination(input.name);
       try {
-        await Destinations.create({ _id: newId('dest'), ...fields, credentials: sealer.seal(credentials), createdAt: now, updatedAt: now });
+        await serially(`${existing.accountId}/${existing.name}`, () => Destinations.updateOne({ _id: existing.id }, { $set: set }));
       } catch (err) {
+        // The unique (account, name) index: the new name is another destination's.
         if (isDuplicateKey(err)) throw duplicateDestination(input.name);
         throw err;
       }
@@ -94,6 +120,7 @@ function toDestination(doc: Omit<DestinationDoc, 'credentials'> | null): Storage
       region: doc.region,
       pathStyle: doc.pathStyle,
       keyTemplate: doc.keyTemplate,
+      managedBy: doc.managedBy?.name ? { kind: doc.managedBy.kind, namespace: doc.managedBy.namespace, name: doc.managedBy.name, uid: doc.managedBy.uid } : null,
       createdAt: doc.createdAt,
       updatedAt: doc.updatedAt,
     }

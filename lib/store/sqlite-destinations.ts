@@ -1,8 +1,9 @@
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import { NotFound } from '../errors.ts';
-import { credentialSealer, duplicateDestination, type DestinationStore, type StorageDestination } from './destinations.ts';
-import { newId } from './rules.ts';
+import { credentialSealer, duplicateDestination, type DestinationStore, type NewDestination, type StorageDestination } from './destinations.ts';
+import { assertSameAccount, newId } from './rules.ts';
 import type { SecretKeys } from './secret-sealing.ts';
+import type { ManagedBy, ManagedByRef } from './store.ts';
 
 /**
  * Storage destinations in the embedded store: one row each, the name unique per account, the
@@ -26,6 +27,9 @@ CREATE TABLE IF NOT EXISTS destinations (
 CREATE UNIQUE INDEX IF NOT EXISTS destinations_by_name ON destinations(account_id, name);
 `;
 
+/** The owning Kubernetes Site (issue #43), added to a table made before it existed. */
+const MANAGED_COLUMNS = ['managed_kind', 'managed_namespace', 'managed_name', 'managed_uid'];
+
 type Row = Record<string, SQLInputValue>;
 
 export function sqliteDestinationStore(
@@ -33,7 +37,11 @@ export function sqliteDestinationStore(
   transaction: <T>(work: () => T) => T,
   secretKeys: SecretKeys | undefined,
 ): DestinationStore & { resealDestinationCredentials(): number } {
-  transaction(() => db.exec(SCHEMA));
+  transaction(() => {
+    db.exec(SCHEMA);
+    const columns = new Set((db.prepare('PRAGMA table_info(destinations)').all() as Array<{ name: string }>).map((column) => column.name));
+    for (const column of MANAGED_COLUMNS) if (!columns.has(column)) db.exec(`ALTER TABLE destinations ADD COLUMN ${column} TEXT`);
+  });
   const sealer = credentialSealer(secretKeys);
   const one = (sql: string, ...params: SQLInputValue[]) => db.prepare(sql).get(...params) as Row | undefined;
   const run = (sql: string, ...params: SQLInputValue[]) => db.prepare(sql).run(...params);
@@ -42,17 +50,50 @@ export function sqliteDestinationStore(
     return row ? toDestination(row) : null;
   };
 
+  const byManagedBy = (ref: ManagedByRef) => {
+    const row = one('SELECT * FROM destinations WHERE managed_kind = ? AND managed_namespace = ? AND managed_name = ?', ref.kind, ref.namespace, ref.name);
+    return row ? toDestination(row) : null;
+  };
+  const insert = (input: NewDestination) => {
+    if (!one('SELECT 1 FROM accounts WHERE id = ?', input.accountId)) throw new NotFound(`Account ${input.accountId} not found`);
+    if (get(input.accountId, input.name)) throw duplicateDestination(input.name);
+    const now = new Date().toISOString();
+    const owner = input.managedBy;
+    run(
+      `INSERT INTO destinations (id, account_id, name, endpoint, bucket, region, path_style, key_template, credentials, created_at, updated_at,
+         managed_kind, managed_namespace, managed_name, managed_uid)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      newId('dest'),
+      input.accountId,
+      input.name,
+      input.endpoint,
+      input.bucket,
+      input.region,
+      input.pathStyle ? 1 : 0,
+      input.keyTemplate,
+      sealer.seal(input.credentials),
+      now,
+      now,
+      ...(owner ? [owner.kind, owner.namespace, owner.name, owner.uid] : [null, null, null, null]),
+    );
+    return get(input.accountId, input.name) as StorageDestination;
+  };
+
   return {
     async createDestination(input) {
+      return transaction(() => insert(input));
+    },
+    findDestinationByManagedBy: async (ref) => byManagedBy(ref),
+    async upsertManagedDestination(input) {
       return transaction(() => {
-        if (!one('SELECT 1 FROM accounts WHERE id = ?', input.accountId)) throw new NotFound(`Account ${input.accountId} not found`);
-        if (get(input.accountId, input.name)) throw duplicateDestination(input.name);
-        const now = new Date().toISOString();
+        const existing = byManagedBy(input.managedBy);
+        if (!existing) return insert(input);
+        assertSameAccount(existing.accountId, input.accountId, input.managedBy);
+        // A new name (the Site's spec.storage.name changed) must not take another destination's.
+        if (existing.name !== input.name && get(input.accountId, input.name)) throw duplicateDestination(input.name);
         run(
-          `INSERT INTO destinations (id, account_id, name, endpoint, bucket, region, path_style, key_template, credentials, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          newId('dest'),
-          input.accountId,
+          `UPDATE destinations SET name = ?, endpoint = ?, bucket = ?, region = ?, path_style = ?, key_template = ?, credentials = ?, managed_uid = ?, updated_at = ?
+           WHERE id = ?`,
           input.name,
           input.endpoint,
           input.bucket,
@@ -60,8 +101,9 @@ export function sqliteDestinationStore(
           input.pathStyle ? 1 : 0,
           input.keyTemplate,
           sealer.seal(input.credentials),
-          now,
-          now,
+          input.managedBy.uid,
+          new Date().toISOString(),
+          existing.id,
         );
         return get(input.accountId, input.name) as StorageDestination;
       });
@@ -116,6 +158,10 @@ function toDestination(row: Row): StorageDestination {
     region: String(row.region),
     pathStyle: row.path_style === 1,
     keyTemplate: String(row.key_template),
+    managedBy:
+      row.managed_name === null || row.managed_name === undefined
+        ? null
+        : { kind: row.managed_kind as ManagedBy['kind'], namespace: String(row.managed_namespace), name: String(row.managed_name), uid: String(row.managed_uid) },
     createdAt: new Date(String(row.created_at)),
     updatedAt: new Date(String(row.updated_at)),
   };

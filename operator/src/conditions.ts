@@ -13,8 +13,10 @@ export const REASONS = {
   AccountMismatch: 'AccountMismatch',
   /** spec.siteRef names no Site in the namespace, or one that is not reconciled yet. */
   SiteNotFound: 'SiteNotFound',
-  /** A PageMonitor page's credentialsSecretRef names no Secret in the namespace. */
+  /** A PageMonitor page's credentialsSecretRef, or a Site's spec.storage.credentialsSecretRef, names no Secret in the namespace. */
   CredentialsNotFound: 'CredentialsNotFound',
+  /** A Site's spec.storage.name is another destination's in the account (one registered by the API, or another Site's). */
+  DestinationConflict: 'DestinationConflict',
   /** The spec is invalid in a way the CRD schema cannot catch (e.g. a domain that does not normalize). */
   InvalidSpec: 'InvalidSpec',
   /** A Secret of that name exists and is not this ApiKey's: it is never overwritten. */

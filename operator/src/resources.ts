@@ -57,8 +57,25 @@ export interface SiteResource {
   apiVersion: string;
   kind: 'Site';
   metadata: ObjectMeta;
-  spec: { account: string; allowedDomains?: string[] };
-  status?: { siteId?: string; observedGeneration?: number; conditions?: Condition[] };
+  spec: { account: string; allowedDomains?: string[]; storage?: SiteStorageSpec };
+  status?: {
+    siteId?: string;
+    /** The destination spec.storage is, and the Secret version (uid/resourceVersion) its keys were last sent from. */
+    storage?: { destination: string; credentialsVersion: string };
+    observedGeneration?: number;
+    conditions?: Condition[];
+  };
+}
+
+/** A Site's storage destination (crds/site.yaml spec.storage); its keys are in a Secret of the namespace. */
+export interface SiteStorageSpec {
+  name: string;
+  endpoint: string;
+  bucket: string;
+  region?: string;
+  pathStyle?: boolean;
+  keyTemplate?: string;
+  credentialsSecretRef: { name: string };
 }
 
 export interface ApiKeyResource {

@@ -67,12 +67,29 @@ describe('chart: the API blob store on S3 and the storage destinations\' guard (
     expect(storage.endpointAllowlist.allowsAddress('169.254.169.254')).to.equal(false);
   });
 
-  it('sets no storage variables in self-hosted mode, which has no destinations', () => {
-    expect(plain(apiEnv(['api.mode=self-hosted', 'operator.enabled=false']))).to.not.have.any.keys('STORAGE_UPLOAD_TIMEOUT_MS', 'STORAGE_ENDPOINT_ALLOWLIST');
+  it('passes STORAGE_DESTINATIONS in self-hosted mode from the Secret only, which the API loads with the upload bounds', () => {
+    const SELF = ['api.mode=self-hosted', 'operator.enabled=false'];
+    expect(apiEnv(SELF).map((entry) => entry.name)).to.not.include('STORAGE_DESTINATIONS');
+    const env = apiEnv([...SELF, 'api.storage.destinations.existingSecret=viewfinder-destinations', 'api.storage.endpointAllowlist={minio.storage.svc.cluster.local}']);
+    expect(fromSecret(env, 'STORAGE_DESTINATIONS')).to.deep.equal({ name: 'viewfinder-destinations', key: 'destinations.json' });
+    expect(plain(env)).to.include({ STORAGE_UPLOAD_TIMEOUT_MS: '30000', STORAGE_ENDPOINT_ALLOWLIST: 'minio.storage.svc.cluster.local' });
+    expect(plain(env)).to.not.have.any.keys('STORAGE_DESTINATIONS');
+    // What the kubelet would give the process: the Secret's JSON beside the plain values.
+    const list = [{ name: 'archive', endpoint: 'http://minio.storage.svc.cluster.local:9000', bucket: 'acme-shots', pathStyle: true, credentials: { accessKeyId: 'id-from-secret', secretAccessKey: 'secret-from-secret' } }];
+    const storage = loadStorageConfig({ ...plain(env), STORAGE_DESTINATIONS: JSON.stringify(list) });
+    expect(storage.destinations.map((entry) => entry.destination.name)).to.deep.equal(['archive']);
+    expect(storage.endpointAllowlist.allowsHost('minio.storage.svc.cluster.local')).to.equal(true);
+    expect(fromSecret(apiEnv([...SELF, 'api.storage.destinations.existingSecret=d', 'api.storage.destinations.existingSecretKey=list']), 'STORAGE_DESTINATIONS')).to.deep.equal({ name: 'd', key: 'list' });
+  });
+
+  it('refuses api.storage.destinations in hosted mode, naming why', () => {
+    const { status, output } = render(['api.storage.destinations.existingSecret=viewfinder-destinations']);
+    expect(status).to.not.equal(0);
+    expect(output).to.include('api.storage.destinations is for api.mode=self-hosted');
   });
 
   it('rejects typos and unknown kinds through values.schema.json', () => {
-    for (const set of ['api.blobStore.s3.bukket=x', 'api.blobStore.kind=ceph', 'api.storage.endpointAllowlist={a b}', 'api.storage.maxUploadMb=0']) {
+    for (const set of ['api.blobStore.s3.bukket=x', 'api.blobStore.kind=ceph', 'api.storage.endpointAllowlist={a b}', 'api.storage.maxUploadMb=0', 'api.storage.destinations.secret=x']) {
       const { status, output } = render([set]);
       expect(status, set).to.not.equal(0);
       expect(output, set).to.match(/values don't meet the specifications of the schema/);

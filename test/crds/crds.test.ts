@@ -60,8 +60,8 @@ describe('CRDs', () => {
 
   it('declares exactly the fields of the issue', () => {
     const fields = (crd: Crd, part: 'spec' | 'status') => Object.keys(crd.spec.versions[0]?.schema.openAPIV3Schema.properties[part].properties ?? {}).sort();
-    expect(fields(site, 'spec')).to.deep.equal(['account', 'allowedDomains']);
-    expect(fields(site, 'status')).to.deep.equal(['conditions', 'observedGeneration', 'siteId']);
+    expect(fields(site, 'spec')).to.deep.equal(['account', 'allowedDomains', 'storage']);
+    expect(fields(site, 'status')).to.deep.equal(['conditions', 'observedGeneration', 'siteId', 'storage']);
     expect(fields(apiKey, 'spec')).to.deep.equal(['account', 'restrictDomains', 'rotation', 'secretName', 'siteRef']);
     expect(fields(apiKey, 'status')).to.deep.equal(['conditions', 'keyId', 'lastRotatedAt', 'observedGeneration', 'prefix', 'secretName']);
   });
@@ -92,6 +92,17 @@ describe('CRDs', () => {
       const object = siteWith({ account: 'acct_1' });
       expect(validSite(object)).to.equal(true);
       expect(object.spec).to.deep.equal({ account: 'acct_1', allowedDomains: [] });
+    });
+
+    it('accepts a Site with spec.storage, defaulting region, pathStyle and keyTemplate; refuses one without its Secret, with a bad name or a non-http endpoint (issue #43)', () => {
+      const storage = { name: 'archive', endpoint: 'https://s3.eu-west-1.amazonaws.com', bucket: 'acme-shots', credentialsSecretRef: { name: 'bucket-keys' } };
+      const object = siteWith({ account: 'acct_1', storage });
+      expect(validSite(object), JSON.stringify(validSite.errors)).to.equal(true);
+      expect(object.spec).to.deep.equal({ account: 'acct_1', allowedDomains: [], storage: { ...storage, region: 'us-east-1', pathStyle: false, keyTemplate: '{id}.{format}' } });
+      const { credentialsSecretRef: _secret, ...withoutSecret } = storage;
+      expect(validSite(siteWith({ account: 'acct_1', storage: withoutSecret }))).to.equal(false);
+      expect(validSite(siteWith({ account: 'acct_1', storage: { ...storage, name: 'Archive' } }))).to.equal(false);
+      expect(validSite(siteWith({ account: 'acct_1', storage: { ...storage, endpoint: 'ftp://s3.example' } }))).to.equal(false);
     });
 
     it('accepts a full-access ApiKey and a site ApiKey, and defaults rotation and restrictDomains', () => {

@@ -100,3 +100,60 @@ describeOnS3('docs/storage.md: a destination registered, a capture delivered and
     expect(api.output()).to.not.include(s3.secretAccessKey);
   });
 });
+
+/** The Self-hosted mode section as written: the destinations from STORAGE_DESTINATIONS, a capture into the bucket read back. */
+describeOnS3('docs/storage.md: self-hosted mode, destinations from STORAGE_DESTINATIONS, as written', function (s3) {
+  this.timeout(120_000);
+  let fixtures: FixtureServer;
+  let dir: string;
+  let api: ServiceProcess | undefined;
+  let bucket: Awaited<ReturnType<typeof freshBucket>>;
+
+  before(async () => {
+    fixtures = await startFixtureServer();
+    bucket = await freshBucket(s3);
+    dir = mkdtempSync(path.join(os.tmpdir(), 'viewfinder-storage-doc-self-'));
+  });
+  after(async () => {
+    await api?.stop();
+    await fixtures.close();
+    await bucket.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const awsEnv = () => ({ AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey });
+  const bash = (code: string) =>
+    new Promise<string>((resolve, reject) => {
+      const { MONGODB_URI: _ignored, ...env } = process.env;
+      const child = spawn('bash', ['-euo', 'pipefail', '-c', code], { cwd: dir, env: { ...env, PATH: `${path.dirname(process.execPath)}:${env.PATH}`, ...awsEnv() } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      child.on('error', reject);
+      child.on('close', (status) => (status === 0 ? resolve(stdout) : reject(new Error(`${code}\nexited ${status}\n${stdout}\n${stderr}`))));
+    });
+
+  it('starts the service with the list the doc exports, captures into the bucket, and reads the image back through the presigned URL', async () => {
+    const start = block('sh', 'export STORAGE_DESTINATIONS');
+    const lines = start.trim().split('\n');
+    expect(lines.at(-1)).to.equal('STORAGE_ENDPOINT_ALLOWLIST=127.0.0.1 make run');
+    const substitute = (code: string) => code.replaceAll('http://127.0.0.1:9000', s3.endpoint).replaceAll('acme-shots', bucket.options.bucket).replaceAll('https://example.com', fixtures.url('/geometry'));
+    // The export as written (its JSON, with the endpoint and bucket of this run), read back from bash.
+    const destinations = await bash(`${substitute(lines.slice(0, -1).join('\n'))}\nprintf %s "$STORAGE_DESTINATIONS"`);
+    const apiPort = await closedPort();
+    api = await startServiceProcess(
+      API_MAIN,
+      { STORAGE_DESTINATIONS: destinations, STORAGE_ENDPOINT_ALLOWLIST: '127.0.0.1', PRIVATE_NETWORK_ALLOWLIST: '127.0.0.1', DATA_DIR: path.join(dir, 'data'), ...awsEnv() },
+      { port: apiPort },
+    );
+    const capture = substitute(block('sh', 'localhost:3000/screenshot')).replaceAll('http://localhost:3000', api.base);
+    const key = (await bash(capture)).trim();
+    expect(key).to.match(new RegExp(`^shots/${new Date().toISOString().slice(0, 10)}/cap_[0-9a-f]{24}\\.png$`));
+    const stored = JSON.parse(readFileSync(path.join(dir, 'stored.json'), 'utf8'));
+    expect(stored).to.not.have.property('image');
+    expect(stored.storage).to.include({ destination: 'archive', bucket: bucket.options.bucket, key });
+    expect(PNG.sync.read(readFileSync(path.join(dir, 'shot.png'))).width).to.equal(1280);
+    expect(api.output()).to.not.include(s3.secretAccessKey);
+  });
+});

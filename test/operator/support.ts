@@ -180,6 +180,11 @@ export class Resources {
     await this.core.createNamespacedSecret({ namespace: this.namespace, body: { metadata: { name }, data: encode(data) } });
   }
 
+  /** Replaces the Secret's data (a new resourceVersion), as `kubectl apply` of new keys would. */
+  async replaceSecretData(name: string, data: Record<string, string>): Promise<void> {
+    await this.core.replaceNamespacedSecret({ namespace: this.namespace, name, body: { metadata: { name }, data: encode(data) } });
+  }
+
   async deleteSecret(name: string): Promise<void> {
     await this.core.deleteNamespacedSecret({ namespace: this.namespace, name });
   }

@@ -77,5 +77,36 @@ export function destinationStoreConformance(current: () => { store: Store; accou
       expect(await store.getDestination(account.id, 'archive')).to.equal(null);
       expect(await store.deleteDestination(account.id, 'archive')).to.equal(false);
     });
+
+    describe('owned by a Kubernetes Site (issue #43)', () => {
+      const owner = { kind: 'Site' as const, namespace: 'shop', name: 'storefront', uid: 'uid-1' };
+      const ref = { kind: 'Site' as const, namespace: 'shop', name: 'storefront' };
+
+      it('creates it on the first upsert, then replaces its fields, name and credentials in place; unmanaged ones have managedBy null', async () => {
+        const { store, account } = current();
+        const plain = await store.createDestination(input(account.id, { name: 'plain' }));
+        expect(plain.managedBy).to.equal(null);
+        const created = await store.upsertManagedDestination({ ...input(account.id), managedBy: owner });
+        expect(created.managedBy).to.deep.equal(owner);
+        expect(await store.findDestinationByManagedBy(ref)).to.deep.equal(created);
+        const rotated = { accessKeyId: 'AKIAEXAMPLE000000003', secretAccessKey: 'rotated' };
+        const renamed = await store.upsertManagedDestination({ ...input(account.id, { name: 'shots', bucket: 'moved', credentials: rotated }), managedBy: { ...owner, uid: 'uid-2' } });
+        expect(renamed).to.deep.include({ id: created.id, name: 'shots', bucket: 'moved', managedBy: { ...owner, uid: 'uid-2' } });
+        expect(await store.getDestination(account.id, 'archive')).to.equal(null);
+        expect(await store.getDestinationCredentials(account.id, 'shots')).to.deep.equal(rotated);
+        expect((await store.listDestinations(account.id)).map((d) => d.name)).to.deep.equal(['plain', 'shots']);
+      });
+
+      it("refuses (Conflict) another account's owner and a name another destination of the account has", async () => {
+        const { store, account, other } = current();
+        await store.createDestination(input(account.id, { name: 'taken' }));
+        expect(await rejection(store.upsertManagedDestination({ ...input(account.id, { name: 'taken' }), managedBy: owner }))).to.be.instanceOf(Conflict);
+        expect(await store.findDestinationByManagedBy(ref)).to.equal(null);
+        await store.upsertManagedDestination({ ...input(account.id), managedBy: owner });
+        expect(await rejection(store.upsertManagedDestination({ ...input(account.id, { name: 'taken' }), managedBy: owner }))).to.be.instanceOf(Conflict);
+        expect(await rejection(store.upsertManagedDestination({ ...input(other.id), managedBy: owner }))).to.be.instanceOf(Conflict);
+        expect((await store.findDestinationByManagedBy(ref))?.name).to.equal('archive');
+      });
+    });
   });
 }

@@ -104,6 +104,35 @@ describe('store: embedded sqlite backend', () => {
     });
   });
 
+  describe('upgrading a DATA_DIR from before Sites owned storage destinations (issue #43)', () => {
+    it('adds the owner columns: existing destinations are unmanaged and keep their credentials; a Site can own a new one', async () => {
+      const dataDir = tempDataDir();
+      const credentials = { accessKeyId: 'AKIAOLDDESTINATION01', secretAccessKey: 'old-destination-secret' };
+      const fields = { endpoint: 'https://s3.example', bucket: 'acme-shots', region: 'us-east-1', pathStyle: false, keyTemplate: '{id}.{format}', credentials };
+      try {
+        const before = openSqliteStore({ dataDir });
+        const account = await before.createAccount({ name: 'Acme' });
+        await before.createDestination({ accountId: account.id, name: 'old', ...fields });
+        await before.close();
+        const db = new DatabaseSync(path.join(dataDir, SQLITE_FILE));
+        for (const column of ['managed_kind', 'managed_namespace', 'managed_name', 'managed_uid']) db.exec(`ALTER TABLE destinations DROP COLUMN ${column}`);
+        db.close();
+
+        const after = openSqliteStore({ dataDir });
+        try {
+          expect((await after.getDestination(account.id, 'old'))?.managedBy).to.equal(null);
+          expect(await after.getDestinationCredentials(account.id, 'old')).to.deep.equal(credentials);
+          const managedBy = { kind: 'Site' as const, namespace: 'shop', name: 'storefront', uid: 'u1' };
+          expect((await after.upsertManagedDestination({ accountId: account.id, name: 'new', ...fields, managedBy })).managedBy).to.deep.equal(managedBy);
+        } finally {
+          await after.close();
+        }
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+  });
+
   describe('upgrading a DATA_DIR from before monitors counted in usage', () => {
     it("rebuilds the usage tables to accept the 'monitor' scope, keeping their rows", async () => {
       const dataDir = tempDataDir();

@@ -286,6 +286,9 @@ the kubelet evicts the pod, so the margin must cover what the bound does not.
 {{- if and (eq .Values.api.blobStore.kind "s3") (or (not .Values.api.blobStore.s3.bucket) (not .Values.api.blobStore.s3.existingSecret)) -}}
 {{- fail "api.blobStore.kind=s3 needs api.blobStore.s3.bucket and api.blobStore.s3.existingSecret (a Secret holding the access key id and the secret access key, under api.blobStore.s3.accessKeyIdKey and secretAccessKeyKey)" -}}
 {{- end -}}
+{{- if and (eq .Values.api.mode "hosted") .Values.api.storage.destinations.existingSecret -}}
+{{- fail "api.storage.destinations is for api.mode=self-hosted: in hosted mode destinations belong to accounts (POST /api/destinations, or a Site's spec.storage)" -}}
+{{- end -}}
 {{- if and (eq .Values.api.blobStore.kind "gridfs") (not (include "viewfinder.mongodbSecretName" .)) -}}
 {{- fail "api.blobStore.kind=gridfs needs MongoDB: set mongodb.enabled=true or mongodb.external.existingSecret" -}}
 {{- end -}}

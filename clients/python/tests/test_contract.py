@@ -67,8 +67,8 @@ def test_capture_options(openapi) -> None:
     check_typed_dict(t.ReportOptions, as_object, "POST /api/screenshot report")
     check_typed_dict(t.ReportChecks, as_object["properties"]["checks"], "POST /api/screenshot report.checks")
     check_typed_dict(t.StorageOption, schema["properties"]["storage"], "POST /api/screenshot storage")
-    # Self-hosted POST /screenshot takes the same body without site_id and storage (docs/hosted.md, docs/storage.md).
-    assert typed_keys(t.SelfHostedCaptureOptions) == typed_keys(t.CaptureOptions) - {"site_id", "storage"}
+    # Self-hosted POST /screenshot takes the same body without site_id (docs/hosted.md); storage names STORAGE_DESTINATIONS (docs/storage.md).
+    assert typed_keys(t.SelfHostedCaptureOptions) == typed_keys(t.CaptureOptions) - {"site_id"}
 
 
 def test_async_capture_options(openapi) -> None:
@@ -76,7 +76,7 @@ def test_async_capture_options(openapi) -> None:
     check_capture_options(t.AsyncCaptureOptions, single, "POST /api/captures")
     check_capture_options(t.AsyncCaptureOptions, batch["properties"]["captures"]["items"], "POST /api/captures (batch)")
     assert set(batch["properties"]) == {"captures"}
-    assert typed_keys(t.SelfHostedAsyncCaptureOptions) == typed_keys(t.AsyncCaptureOptions) - {"site_id", "storage"}
+    assert typed_keys(t.SelfHostedAsyncCaptureOptions) == typed_keys(t.AsyncCaptureOptions) - {"site_id"}
     # An asynchronous capture takes every synchronous option but report (its answer is not JSON beside the image).
     assert typed_keys(t.AsyncCaptureOptions) - {"webhookUrl", "idempotencyKey"} == typed_keys(t.CaptureOptions) - {"report"}
 

@@ -156,7 +156,7 @@ export interface CaptureOptions extends VisitOptions, PageCredentials {
   steps?: JourneyStep[];
   /** Named secrets that fill steps type with `valueFrom`; write-only. */
   credentials?: Record<string, string>;
-  /** Hosted mode: write the capture to a registered storage destination; the answer then says where it is instead of carrying the image. */
+  /** Write the capture to a storage destination (hosted: registered to the account; self-hosted: one of STORAGE_DESTINATIONS); the answer then says where it is instead of carrying the image. */
   storage?: StorageOption;
 }
 export const CAPTURE_OPTION_FIELDS = fields<CaptureOptions>({
@@ -198,10 +198,12 @@ export interface Destination {
   pathStyle: boolean;
   keyTemplate: string;
   hasCredentials: true;
+  /** The Kubernetes Site whose spec.storage this destination is (change it there: the API answers 409), or null. */
+  managedBy: ManagedBy | null;
   createdAt: string;
   updatedAt: string;
 }
-export const DESTINATION_FIELDS = fields<Destination>({ name: true, endpoint: true, bucket: true, region: true, pathStyle: true, keyTemplate: true, hasCredentials: true, createdAt: true, updatedAt: true });
+export const DESTINATION_FIELDS = fields<Destination>({ name: true, endpoint: true, bucket: true, region: true, pathStyle: true, keyTemplate: true, hasCredentials: true, managedBy: true, createdAt: true, updatedAt: true });
 
 export interface DestinationCreateParams {
   name: string;
@@ -291,11 +293,14 @@ export const ASYNC_CAPTURE_OPTION_FIELDS = fields<AsyncCaptureOptions>({
   idempotencyKey: true,
 });
 
-/** The JSON answer of a synchronous capture; `image` is a data URI. */
+/**
+ * The JSON answer of a synchronous capture: `image`, a data URI, or with the `storage` option
+ * `storage`, where the capture was written instead; exactly one of the two is there.
+ */
 export interface ScreenshotResult {
   success: true;
   /** `data:image/png;base64,...` (or image/jpeg, image/webp, application/pdf); absent when the capture asked for `storage`. */
-  image: string;
+  image?: string;
   /** Only with `storage`: where the capture was written, instead of `image`. */
   storage?: StoredObject;
   url: string;

@@ -151,3 +151,13 @@ describe('the contract', () => {
     });
   });
 });
+
+// Compile-time: with the storage option the answer has no image, so a client must check it before use.
+// tsc (tsconfig.test.json) fails here if `image` is ever typed as always present again.
+export function imageOf(result: types.ScreenshotResult): string {
+  // @ts-expect-error image is absent when the capture was written to storage (result.storage)
+  const unchecked: string = result.image;
+  void unchecked;
+  return result.image ?? `stored at ${result.storage?.bucket}/${result.storage?.key}`;
+}
+

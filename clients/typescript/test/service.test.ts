@@ -27,7 +27,7 @@ import { deliveries, eventually, service, type Service } from './service.ts';
 
 const PNG = [0x89, 0x50, 0x4e, 0x47];
 const isPng = (bytes: Uint8Array) => PNG.every((byte, i) => bytes[i] === byte);
-const dataUriIsPng = (image: string) => image.startsWith('data:image/png;base64,') && isPng(Buffer.from(image.slice(22), 'base64'));
+const dataUriIsPng = (image: string | undefined) => image !== undefined && image.startsWith('data:image/png;base64,') && isPng(Buffer.from(image.slice(22), 'base64'));
 
 /** Every way an error can be shown: none may hold a credential. */
 function assertNoSecret(err: unknown, ...secrets: string[]): void {

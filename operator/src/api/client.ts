@@ -1,5 +1,8 @@
 import {
+  managedDestinationPath,
   managedPath,
+  type ManagedDestination,
+  type PutManagedDestination,
   type IssuedManagedKey,
   type ManagedMonitor,
   type PutManagedMonitor,
@@ -63,6 +66,20 @@ export class ApiClient {
   /** The id of the deleted site, or null when there was none. */
   async deleteSite(namespace: string, name: string): Promise<string | null> {
     return (await this.call<{ deleted: string | null }>('DELETE', managedPath('Site', namespace, name))).deleted;
+  }
+
+  /** The storage destination a Site's spec.storage declares (issue #43). */
+  async getDestination(namespace: string, siteName: string): Promise<ManagedDestination | null> {
+    return this.orNull(() => this.call('GET', managedDestinationPath(namespace, siteName)));
+  }
+
+  async putDestination(namespace: string, siteName: string, input: PutManagedDestination): Promise<ManagedDestination> {
+    return this.call('PUT', managedDestinationPath(namespace, siteName), input);
+  }
+
+  /** The name of the deleted destination, or null when there was none. */
+  async deleteDestination(namespace: string, siteName: string): Promise<string | null> {
+    return (await this.call<{ deleted: string | null }>('DELETE', managedDestinationPath(namespace, siteName))).deleted;
   }
 
   async getKey(namespace: string, name: string): Promise<ManagedKey | null> {

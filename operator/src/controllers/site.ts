@@ -2,6 +2,7 @@ import { normalizeAllowedDomains } from '../../../lib/domains.ts';
 import type { ManagedSite, PutManagedSite } from '../../../lib/operator-api.ts';
 import { REASONS, withReady } from '../conditions.ts';
 import type { SiteResource } from '../resources.ts';
+import { reconcileSiteStorage } from './site-storage.ts';
 import {
   NotReady,
   apiCall,
@@ -15,7 +16,8 @@ import {
 
 /**
  * The Site controller: a Site resource becomes a site in the API's store, owned by it (managedBy),
- * with its allowedDomains normalized exactly as the management API does. Level-based: it reads the
+ * with its allowedDomains normalized exactly as the management API does, and its spec.storage a
+ * storage destination of the account (site-storage.ts). Level-based: it reads the
  * resource and the API's site, and writes only what differs, so running it twice changes nothing.
  */
 export function reconcileSite(deps: ControllerDeps, namespace: string, name: string): Promise<ReconcileResult> {
@@ -23,7 +25,10 @@ export function reconcileSite(deps: ControllerDeps, namespace: string, name: str
   const object = `${namespace}/${name}`;
   return reconcileResource<SiteResource>(deps, 'Site', namespace, name, {
     async removeFromStore() {
-      // The site goes with the keys scoped to it; nothing to do when it is gone already.
+      // The site goes with the keys scoped to it, and its storage destination (not the objects in
+      // the bucket); nothing to do when they are gone already.
+      const destination = await api.deleteDestination(namespace, name);
+      if (destination) logger.info({ kind: 'Site', object, destination }, 'Deleted the storage destination from the store');
       const siteId = await api.deleteSite(namespace, name);
       if (siteId) logger.info({ kind: 'Site', object, siteId }, 'Deleted the site from the store');
     },
@@ -44,12 +49,22 @@ export function reconcileSite(deps: ControllerDeps, namespace: string, name: str
         stored = await apiCall(() => api.putSite(namespace, name, wanted));
         logger.info({ kind: 'Site', object, siteId: stored.id, domains: allowedDomains.length }, existing ? 'Updated the site in the store' : 'Created the site in the store');
       }
-      const message = `Site ${stored.id} allows ${allowedDomains.length === 0 ? 'no domains' : allowedDomains.join(', ')}`;
-      await writeStatus(kube, site, {
-        siteId: stored.id,
-        observedGeneration: site.metadata.generation,
-        conditions: withReady(site.status?.conditions, readyState(message), site.metadata.generation, now),
-      });
+      const storage = await reconcileSiteStorage(deps, site);
+      const message =
+        `Site ${stored.id} allows ${allowedDomains.length === 0 ? 'no domains' : allowedDomains.join(', ')}` +
+        (storage ? `; storage destination ${storage.destination} writes to bucket ${site.spec.storage?.bucket}` : '');
+      // Replaced whole, so that status.storage goes with spec.storage.
+      await writeStatus(
+        kube,
+        site,
+        {
+          siteId: stored.id,
+          ...(storage ? { storage } : {}),
+          observedGeneration: site.metadata.generation,
+          conditions: withReady(site.status?.conditions, readyState(message), site.metadata.generation, now),
+        },
+        { replace: true },
+      );
     },
   });
 }

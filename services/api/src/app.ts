@@ -31,6 +31,7 @@ import { healthz, readyz } from './routes/health.ts';
 import { screenshotHandler } from './routes/screenshot.ts';
 import type { CaptureJobs } from './captures/service.ts';
 import { captureStatusHandler, submitCapturesHandler } from './routes/captures.ts';
+import { selfHostedStorageDelivery } from './storage/configured-destinations.ts';
 import { createStorageDelivery, type StorageDelivery } from './storage/delivery.ts';
 
 const SERVICE_VERSION = packageJson.version;
@@ -55,7 +56,7 @@ export interface AppDeps {
   captures?: CaptureJobs;
   /** Hosted: page monitors' scheduler and pictures (monitors/service.ts); without it their routes answer 503. */
   monitors?: MonitorService;
-  /** MODE=hosted: uploads to storage destinations; by default built from config.storage on the store. */
+  /** Uploads to storage destinations; by default built from config.storage: on the store (hosted), on STORAGE_DESTINATIONS (self-hosted). */
   storage?: StorageDelivery;
   /** MODE=hosted: reviews the operator's ServiceAccount tokens (kubeTokenReviewer); without one the operator routes answer 403. */
   tokenReviewer?: TokenReviewer;
@@ -73,17 +74,19 @@ export function createApp(deps: AppDeps): Koa {
     { method: 'GET', path: '/metrics', handlers: [metricsEndpoint(deps.rendererRegistry ? Registry.merge([apiRegistry, deps.rendererRegistry]) : apiRegistry)] },
   ];
   if (config.mode === 'self-hosted') {
+    // STORAGE_DESTINATIONS: the destinations `storage` may name, written to as in hosted mode.
+    const selfHostedStorage = deps.storage ?? selfHostedStorageDelivery(config.storage);
     const selfHostedKey = spanUntilNext('viewfinder.auth', requireSelfHostedKey(config.apiKey));
     routes.push({
       method: 'POST',
       path: '/screenshot',
-      handlers: [selfHostedKey, ...jsonBody(config.bodyLimitBytes), screenshotHandler(renderer, deps.resultCache, logger)],
+      handlers: [selfHostedKey, ...jsonBody(config.bodyLimitBytes), screenshotHandler(renderer, deps.resultCache, logger, selfHostedStorage)],
     });
     routes.push(
       {
         method: 'POST',
         path: '/captures',
-        handlers: [selfHostedKey, ...jsonBody(config.bodyLimitBytes), submitCapturesHandler(deps.captures, config.captures.selfHostedSigningSecret)],
+        handlers: [selfHostedKey, ...jsonBody(config.bodyLimitBytes), submitCapturesHandler(deps.captures, config.captures.selfHostedSigningSecret, selfHostedStorage)],
       },
       { method: 'GET', path: '/captures/:captureId', handlers: [selfHostedKey, captureStatusHandler(deps.captures)] },
     );

@@ -116,9 +116,14 @@ export function loadApiConfig(env: Env): ApiConfig {
   const renderer = loadRendererConfig(env);
   const store = loadStoreConfig(env);
   const blobs = loadBlobStoreConfig(env, store);
+  const mode = readEnum(env, 'MODE', MODES, 'self-hosted');
+  const storage = loadStorageConfig(env);
+  if (mode === 'hosted' && storage.destinations.length > 0) {
+    throw new ConfigError('STORAGE_DESTINATIONS is for self-hosted mode: in hosted mode destinations belong to accounts (POST /api/destinations, or a Site\'s spec.storage on Kubernetes)');
+  }
   return {
     ...loadHttpServiceConfig(env, 'PORT', 3000),
-    mode: readEnum(env, 'MODE', MODES, 'self-hosted'),
+    mode,
     apiKey: readOptionalString(env, 'API_KEY'),
     renderer,
     remoteRenderer: loadRemoteRendererConfig(env, renderer.captureTimeoutMs),
@@ -130,7 +135,7 @@ export function loadApiConfig(env: Env): ApiConfig {
     captures: loadCapturesConfig(env),
     monitors: loadMonitorsConfig(env, store, blobs),
     operatorAuth: loadOperatorAuthConfig(env),
-    storage: loadStorageConfig(env),
+    storage,
   };
 }
 

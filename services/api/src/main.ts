@@ -32,6 +32,7 @@ import { startMonitorService } from './monitors/service.ts';
 import { minimumRetrySpanMs } from '../../../lib/jobs/retry.ts';
 import type { Store } from '../../../lib/store/store.ts';
 import type { ResultCache } from './result-cache/result-cache.ts';
+import { selfHostedStorageDelivery } from './storage/configured-destinations.ts';
 import { createStorageDelivery, type StorageDelivery } from './storage/delivery.ts';
 
 /**
@@ -120,8 +121,10 @@ try {
   const jobStore = await openJobStore(config, store, logger);
   const blobs = lazyBlobStore(config.blobs);
   logger.info({ blobs: blobs.describe() }, 'Asynchronous results and monitor pictures go to the blob store (opened on first use)');
-  // Hosted: captures may be written to the accounts' storage destinations, through their own guard.
-  const storage = store ? createStorageDelivery(store, config.storage) : undefined;
+  // Captures may be written to storage destinations, through their own guard: the accounts' (hosted),
+  // or those of STORAGE_DESTINATIONS (self-hosted).
+  const storage = store ? createStorageDelivery(store, config.storage) : selfHostedStorageDelivery(config.storage);
+  if (!store && storage) logger.info({ destinations: config.storage.destinations.map((entry) => entry.destination.name) }, 'Captures may be written to these storage destinations (STORAGE_DESTINATIONS)');
   if (storage && config.storage.endpointAllowlist.entries.length > 0) logger.info({ allowlist: config.storage.endpointAllowlist.entries }, 'Storage destinations may be at these private addresses (STORAGE_ENDPOINT_ALLOWLIST)');
   const captures = startCaptureJobs(config, jobStore, renderer, resultCache, blobs, storage, logger);
   // One job runner for everything that outlives a request: monitors' runs join the asynchronous

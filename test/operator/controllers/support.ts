@@ -24,9 +24,9 @@ export interface ReconcileBench {
   close(): Promise<void>;
 }
 
-export async function startReconcileBench(): Promise<ReconcileBench> {
+export async function startReconcileBench(options: Parameters<typeof startHostedApi>[1] = {}): Promise<ReconcileBench> {
   const target: KubeTarget = await startFakeTarget();
-  const api = await startHostedApi(target);
+  const api = await startHostedApi(target, options);
   const account = await api.store.createAccount({ name: 'Acme' });
   const client = new KubeClient(target.kubeConfig);
   const apiClient = new ApiClient({

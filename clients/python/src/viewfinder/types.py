@@ -147,31 +147,32 @@ class ReportOptions(TypedDict, total=False):
     checks: ReportChecks
 
 
-class SelfHostedCaptureOptions(_CaptureBody, total=False):
-    """The body of ``POST /screenshot`` (self-hosted). Give ``url`` or ``html``, not both.
-
-    ``report`` (JSON answers only: :meth:`screenshots.create`) answers the page report beside the image.
-    """
-
-    report: Union[bool, ReportOptions]
-
-
 class _StorageOptionRequired(TypedDict):
     destination: str
 
 
 class StorageOption(_StorageOptionRequired, total=False):
-    """``storage`` (hosted, docs/storage.md): a registered destination by name, never its credentials."""
+    """``storage`` (docs/storage.md): a destination by name (hosted: registered to the account; self-hosted: one of STORAGE_DESTINATIONS), never its credentials."""
 
     key: str
     presign: int
 
 
+class SelfHostedCaptureOptions(_CaptureBody, total=False):
+    """The body of ``POST /screenshot`` (self-hosted). Give ``url`` or ``html``, not both.
+
+    ``report`` (JSON answers only: :meth:`screenshots.create`) answers the page report beside the image;
+    ``storage`` writes the image to one of the service's STORAGE_DESTINATIONS instead.
+    """
+
+    report: Union[bool, ReportOptions]
+    storage: StorageOption
+
+
 class CaptureOptions(SelfHostedCaptureOptions, total=False):
-    """The body of ``POST /api/screenshot`` (hosted): the self-hosted body, ``site_id`` and ``storage``."""
+    """The body of ``POST /api/screenshot`` (hosted): the self-hosted body and ``site_id``."""
 
     site_id: str
-    storage: StorageOption
 
 
 class SelfHostedAsyncCaptureOptions(_CaptureBody, total=False):
@@ -179,13 +180,13 @@ class SelfHostedAsyncCaptureOptions(_CaptureBody, total=False):
 
     webhookUrl: str
     idempotencyKey: str
+    storage: StorageOption
 
 
 class AsyncCaptureOptions(SelfHostedAsyncCaptureOptions, total=False):
     """One capture of ``POST /api/captures`` (hosted)."""
 
     site_id: str
-    storage: StorageOption
 
 
 class DestinationCredentials(TypedDict):
@@ -410,6 +411,8 @@ class Destination:
     path_style: bool = False
     key_template: str = ""
     has_credentials: bool = True
+    #: The Kubernetes Site whose ``spec.storage`` this destination is (change it there: the API answers 409), or None.
+    managed_by: Optional["ManagedBy"] = None
     created_at: str = ""
     updated_at: str = ""
     raw: Dict[str, Any] = _raw()
@@ -419,11 +422,11 @@ class Destination:
 class Screenshot:
     """The JSON answer of a synchronous capture (``image`` is a ``data:`` URL; see ``image_bytes``).
 
-    With ``storage``, ``image`` is empty and ``storage`` says where the capture was written.
+    With the ``storage`` option, ``image`` is None and ``storage`` says where the capture was written.
     """
 
     success: bool = True
-    image: str = ""
+    image: Optional[str] = None
     url: str = ""
     quality: str = "standard"
     width: int = 0
@@ -442,12 +445,15 @@ class Screenshot:
 
     @property
     def content_type(self) -> str:
-        """``image/png``, ``image/jpeg``, ``image/webp`` or ``application/pdf``."""
-        return self.image[5:].split(";", 1)[0] if self.image.startswith("data:") else ""
+        """``image/png``, ``image/jpeg``, ``image/webp`` or ``application/pdf``; empty without an image (``storage``)."""
+        return self.image[5:].split(";", 1)[0] if self.image and self.image.startswith("data:") else ""
 
     @property
     def image_bytes(self) -> bytes:
-        """The image (or PDF) itself, decoded from the data URL."""
+        """The image (or PDF) itself, decoded from the data URL; ValueError when it went to storage instead."""
+        if self.image is None:
+            where = f" ({self.storage.bucket}/{self.storage.key})" if self.storage else ""
+            raise ValueError(f"this answer has no image: the capture was written to its storage destination{where}")
         return _decode_data_url(self.image)
 
 

@@ -23,6 +23,7 @@ import { resultFields, type ResultFields } from '../routes/screenshot.ts';
 import type { ResultCache } from '../result-cache/result-cache.ts';
 import type { CapturesConfig } from './config.ts';
 import { recordAsyncCaptureDone } from './metrics.ts';
+import { SELF_HOSTED_DESTINATIONS } from '../storage/configured-destinations.ts';
 import { StorageFailure, type StorageDelivery, type StorageOption, type StoredObject } from '../storage/delivery.ts';
 
 export const CAPTURE_JOB = 'capture';
@@ -80,9 +81,10 @@ export interface CaptureJobDeps {
  * the owner may fix the destination meanwhile. The reason becomes the job's lastError.
  */
 async function deliverToStorage(deps: CaptureJobDeps, job: Job, payload: CapturePayload, format: CaptureFormat, image: Buffer, signal: AbortSignal): Promise<StoredObject> {
-  if (!deps.storage || !payload.hosted || !payload.storage) throw new PermanentJobError('storage destinations are available in hosted mode only');
+  if (!deps.storage || !payload.storage) throw new PermanentJobError('no storage destinations are available on this service (STORAGE_DESTINATIONS in self-hosted mode)');
   try {
-    return await deps.storage.deliver(payload.hosted.accountId, payload.storage, { id: job.id, createdAt: job.createdAt, format, image }, signal);
+    // Hosted: the account's destinations; self-hosted: the configured ones.
+    return await deps.storage.deliver(payload.hosted?.accountId ?? SELF_HOSTED_DESTINATIONS, payload.storage, { id: job.id, createdAt: job.createdAt, format, image }, signal);
   } catch (err) {
     if (err instanceof StorageFailure) throw err.permanent ? new PermanentJobError(err.message) : new Error(err.message);
     if (isPermanent(err)) throw new PermanentJobError((err as Error).message);

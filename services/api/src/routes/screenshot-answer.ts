@@ -67,3 +67,13 @@ function journeyHeader(journey: { steps: unknown }): string {
 function asciiUrl(url: string): string {
   return URL.parse(url)?.href ?? encodeURI(url);
 }
+
+/**
+ * The answer of a capture written to a storage destination, in either mode: the JSON fields without
+ * the image, and `storage` saying where it went (docs/storage.md).
+ */
+export function sendStoredScreenshot(ctx: Context, answer: ScreenshotAnswer, stored: object): void {
+  if (answer.body.cached !== undefined) ctx.set('Viewfinder-Cache', answer.body.cached ? 'hit' : 'miss');
+  const { image: _image, ...fields } = answer.body;
+  ctx.body = { ...fields, storage: stored };
+}

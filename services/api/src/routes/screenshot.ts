@@ -1,6 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import type { ErrorObject } from 'ajv';
-import { NotAcceptable } from '../../../../lib/errors.ts';
+import { BadRequest, NotAcceptable } from '../../../../lib/errors.ts';
 import type { PageReport } from '../../../renderer/src/report/page-report.ts';
 import { evaluateChecks, type Checks, type Verdict } from '../monitors/checks.ts';
 import { abortWhenClientGoes } from '../../../../lib/http/client-gone.ts';
@@ -19,10 +19,13 @@ import {
   type CaptureOptionsBody,
 } from './capture-options.ts';
 import { MIME_TYPES, type CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
-import { rawImageFormat, sendScreenshot, type ScreenshotAnswer } from './screenshot-answer.ts';
+import { rawImageFormat, sendScreenshot, sendStoredScreenshot, type ScreenshotAnswer } from './screenshot-answer.ts';
 import type { Logger } from '../../../../lib/logger.ts';
 import { captureThroughCache, type CachePolicy } from '../result-cache/cached-capture.ts';
 import type { ResultCache } from '../result-cache/result-cache.ts';
+import { SELF_HOSTED_DESTINATIONS } from '../storage/configured-destinations.ts';
+import { newCaptureId, rethrowStorage, type StorageDelivery, type StorageOption } from '../storage/delivery.ts';
+import { storageOptionMessages, storageOptionProblems, storageOptionSchema } from '../storage/schemas.ts';
 
 export const MAX_URL_LENGTH = 8192;
 export const MIN_WAIT_MS = 1000;
@@ -52,13 +55,7 @@ export const screenshotBodySchema = {
   ...captureOptionsRules,
 } as const;
 
-/** Self-hosted mode has no accounts to register storage destinations to (docs/storage.md says why). */
-export const STORAGE_NEEDS_HOSTED =
-  'storage needs MODE=hosted: captures are written to storage destinations registered to an account (POST /api/destinations), and self-hosted mode has no accounts';
-
 export const screenshotMessages: MessageRule[] = [
-  // Only a schema without `storage` (self-hosted) can fail this way.
-  (e: ErrorObject) => (e.keyword === 'additionalProperties' && e.params.additionalProperty === 'storage' ? STORAGE_NEEDS_HOSTED : undefined),
   // The body's own url: a goto step's missing url is the step's mistake (capture-options.ts).
   (e: ErrorObject) => (e.keyword === 'required' && e.params.missingProperty === 'url' && e.instancePath === '' ? 'URL is required' : undefined),
   (e: ErrorObject) =>
@@ -74,6 +71,20 @@ export const screenshotMessages: MessageRule[] = [
 ];
 
 export const validateScreenshotBody = compileValidator<ScreenshotBody>(screenshotBodySchema, screenshotMessages, captureOptionsProblems);
+
+/** Self-hosted POST /screenshot and /captures: the body, and `storage` naming a destination of STORAGE_DESTINATIONS (docs/storage.md). */
+export type SelfHostedScreenshotBody = ScreenshotBody & { storage?: StorageOption };
+export const selfHostedScreenshotBodySchema = {
+  ...screenshotBodySchema,
+  properties: { ...screenshotBodySchema.properties, storage: storageOptionSchema },
+} as const;
+export const selfHostedScreenshotMessages: MessageRule[] = [...storageOptionMessages, ...screenshotMessages];
+export const selfHostedScreenshotProblems = (body: SelfHostedScreenshotBody) => [...captureOptionsProblems(body), ...storageOptionProblems(body)];
+const validateSelfHostedBody = compileValidator<SelfHostedScreenshotBody>(selfHostedScreenshotBodySchema, selfHostedScreenshotMessages, selfHostedScreenshotProblems);
+
+/** Self-hosted mode without STORAGE_DESTINATIONS: `storage` names nothing it could write to. */
+export const STORAGE_NOT_CONFIGURED =
+  'storage needs a destination: in self-hosted mode they are configured with STORAGE_DESTINATIONS, which is not set (docs/storage.md#self-hosted-mode)';
 
 /**
  * The body with the format that Accept chose when the body named none, validated again when that
@@ -168,15 +179,30 @@ export async function captureScreenshot(
   }
 }
 
-/** POST /screenshot: validates, captures, and answers with SPEC 2.2's result (or the raw image, by Accept). */
-export function screenshotHandler(renderer: Renderer, resultCache: ResultCache | undefined, logger: Logger): Middleware {
+/**
+ * POST /screenshot: validates, captures, and answers with SPEC 2.2's result (or the raw image, by
+ * Accept); with `storage`, writes the image to a configured destination (the hosted delivery, its
+ * guard and bounds) and answers where it went instead of the image.
+ */
+export function screenshotHandler(renderer: Renderer, resultCache: ResultCache | undefined, logger: Logger, storage?: StorageDelivery): Middleware {
   return async (ctx) => {
     const started = performance.now();
-    const given = validateScreenshotBody(ctx.request.body);
+    const { storage: option, ...given } = validateSelfHostedBody(ctx.request.body);
+    if (option && !storage) throw new BadRequest(STORAGE_NOT_CONFIGURED);
     const raw = rawImageFormat(ctx, given.format);
+    if (option && raw !== undefined) throw new NotAcceptable('Not acceptable: with storage the answer is JSON saying where the image went; accept application/json');
     const body = withAcceptedFormat(given, raw, validateScreenshotBody);
+    // The destination exists and its endpoint passes the guard before anything renders.
+    if (option && storage) await storage.prepareNow(SELF_HOSTED_DESTINATIONS, option).catch(rethrowStorage);
     const policy: CachePolicy = { cache: resultCache, ttlSeconds: body.cacheTtl ?? 0, scope: { mode: 'self-hosted' }, logger };
     const answer = await captureScreenshot(ctx, renderer, toCaptureRequest(body), started, policy, checksOf(body));
-    sendScreenshot(ctx, answer, raw);
+    if (!option || !storage) {
+      sendScreenshot(ctx, answer, raw);
+      return;
+    }
+    const stored = await storage
+      .deliver(SELF_HOSTED_DESTINATIONS, option, { id: newCaptureId(), createdAt: new Date(), format: answer.format, image: answer.image })
+      .catch(rethrowStorage);
+    sendStoredScreenshot(ctx, answer, stored);
   };
 }

@@ -13,10 +13,10 @@ import { randomBytes } from 'node:crypto';
 import { BadGateway, BadRequest, CaptureFailed, Forbidden, ServiceUnavailable, type HttpError } from '../../../../lib/errors.ts';
 import { MAX_PRESIGN_SECONDS, presignUrl } from '../../../../lib/blobs/sigv4.ts';
 import type { StorageDestination } from '../../../../lib/store/destinations.ts';
-import type { Store } from '../../../../lib/store/store.ts';
 import { MIME_TYPES, type CaptureFormat } from '../../../renderer/src/capture/image-formats.ts';
 import { createNetworkGuard, type Lookup, type NetworkGuard } from '../../../renderer/src/guard/network-guard.ts';
 import type { StorageConfig } from './config.ts';
+import type { DestinationSource } from './configured-destinations.ts';
 import { expandKey } from './key-template.ts';
 import { recordUpload } from './metrics.ts';
 import { objectUrl, putObject, resolveEndpoint, StorageFailure, uploadHost } from './upload.ts';
@@ -68,12 +68,18 @@ export interface StorageDelivery {
   deliver(accountId: string, option: StorageOption, capture: CaptureToStore, signal?: AbortSignal): Promise<StoredObject>;
 }
 
-export function createStorageDelivery(store: Store, config: StorageConfig, lookup?: Lookup): StorageDelivery {
+/**
+ * `store` is where destinations are looked up: the hosted store, by account, or in self-hosted mode
+ * the configured ones (configured-destinations.ts); the delivery is the same.
+ */
+export function createStorageDelivery(store: DestinationSource, config: StorageConfig, lookup?: Lookup): StorageDelivery {
   const guard: NetworkGuard = createNetworkGuard(config.endpointAllowlist, lookup);
 
   const find = async (accountId: string, name: string) => {
     const destination = await store.getDestination(accountId, name);
-    if (!destination) throw new BadRequest(`storage.destination: this account has no storage destination named ${name} (POST /api/destinations registers one)`);
+    if (!destination) {
+      throw new BadRequest(store.unknownDestination?.(name) ?? `storage.destination: this account has no storage destination named ${name} (POST /api/destinations registers one)`);
+    }
     return destination;
   };
 
@@ -109,7 +115,7 @@ export function createStorageDelivery(store: Store, config: StorageConfig, looku
     async deliver(accountId, option, capture, signal) {
       const destination = await find(accountId, option.destination);
       const credentials = await store.getDestinationCredentials(accountId, option.destination);
-      if (!credentials) throw new BadRequest(`storage.destination: this account has no storage destination named ${option.destination} any more`);
+      if (!credentials) throw new BadRequest(store.unknownDestination?.(option.destination) ?? `storage.destination: this account has no storage destination named ${option.destination} any more`);
       const key = expandKey(option.key ?? destination.keyTemplate, { id: capture.id, date: capture.createdAt.toISOString().slice(0, 10), format: capture.format });
       const started = performance.now();
       let etag: string | undefined;
@@ -142,6 +148,11 @@ export function createStorageDelivery(store: Store, config: StorageConfig, looku
 }
 
 export { MAX_PRESIGN_SECONDS };
+
+/** Rethrows a failed upload as a synchronous capture's answer (storageHttpError); anything else as it is. */
+export function rethrowStorage(err: unknown): never {
+  throw err instanceof StorageFailure ? storageHttpError(err) : err;
+}
 
 /** A synchronous capture's answer to a failed upload: 403 for the guard's refusal, 502 naming the destination's reason, 500 past the size bound. */
 export function storageHttpError(failure: StorageFailure): HttpError {

@@ -2,9 +2,11 @@
  * An account's storage destinations as the management API sees them: registered with the endpoint
  * checked by the guard, answered without their credentials (hasCredentials: true instead).
  */
-import { NotFound } from '../../../../lib/errors.ts';
-import type { DestinationCredentials, DestinationPatch, StorageDestination } from '../../../../lib/store/destinations.ts';
-import type { Store } from '../../../../lib/store/store.ts';
+import { BadRequest, Forbidden, NotFound } from '../../../../lib/errors.ts';
+import { managedConflict } from '../../../../lib/management.ts';
+import type { ManagedDestination, PutManagedDestination } from '../../../../lib/operator-api.ts';
+import { normalDestinationEndpoint, type DestinationCredentials, type DestinationPatch, type StorageDestination } from '../../../../lib/store/destinations.ts';
+import type { ManagedBy, Store } from '../../../../lib/store/store.ts';
 import type { StorageDelivery } from './delivery.ts';
 import { DEFAULT_KEY_TEMPLATE } from './key-template.ts';
 
@@ -16,6 +18,8 @@ export interface DestinationView {
   pathStyle: boolean;
   keyTemplate: string;
   hasCredentials: true;
+  /** The Kubernetes Site whose spec.storage this is: changed and deleted there only. */
+  managedBy: ManagedBy | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -41,6 +45,7 @@ export function destinationView(destination: StorageDestination): DestinationVie
     pathStyle: destination.pathStyle,
     keyTemplate: destination.keyTemplate,
     hasCredentials: true,
+    managedBy: destination.managedBy,
     createdAt: destination.createdAt.toISOString(),
     updatedAt: destination.updatedAt.toISOString(),
   };
@@ -48,10 +53,16 @@ export function destinationView(destination: StorageDestination): DestinationVie
 
 const notFound = (name: string) => new NotFound(`Storage destination ${name} not found`);
 
-/** An endpoint as stored: the URL's own spelling, without a trailing slash. */
-const normalEndpoint = (endpoint: string) => URL.parse(endpoint)!.href.replace(/\/+$/, '');
+const normalEndpoint = normalDestinationEndpoint;
 
 export function destinationOperations(store: Store, storage: StorageDelivery, accountId: string) {
+  /** One a Site owns is changed in Kubernetes, as managed sites and keys are: its next reconcile would undo the change. */
+  const unmanaged = async (name: string) => {
+    const destination = await store.getDestination(accountId, name);
+    if (!destination) throw notFound(name);
+    if (destination.managedBy) throw managedConflict('Storage destination', name, destination.managedBy);
+    return destination;
+  };
   return {
     async create(input: DestinationInput): Promise<DestinationView> {
       const fields = {
@@ -73,8 +84,7 @@ export function destinationOperations(store: Store, storage: StorageDelivery, ac
       return destinationView(destination);
     },
     async update(name: string, update: DestinationUpdate): Promise<DestinationView> {
-      const current = await store.getDestination(accountId, name);
-      if (!current) throw notFound(name);
+      const current = await unmanaged(name);
       const patch: DestinationPatch = { ...update, ...(update.endpoint !== undefined ? { endpoint: normalEndpoint(update.endpoint) } : {}) };
       // The place that will be written to, whichever of its parts changed, passes the guard again.
       if (patch.endpoint !== undefined || patch.bucket !== undefined || patch.pathStyle !== undefined) await storage.checkEndpoint({ ...current, ...patch });
@@ -83,7 +93,57 @@ export function destinationOperations(store: Store, storage: StorageDelivery, ac
       return destinationView(updated);
     },
     async delete(name: string): Promise<void> {
+      await unmanaged(name);
       if (!(await store.deleteDestination(accountId, name))) throw notFound(name);
+    },
+  };
+}
+
+/**
+ * The operator's side (issue #43): the destination a Kubernetes Site's spec.storage declares,
+ * looked up by the Site, written whole (fields and credentials from the Site's Secret) by an
+ * idempotent PUT, deleted with the field or the Site.
+ */
+export function managedDestinationOperations(store: Store, storage: StorageDelivery) {
+  const ref = (namespace: string, name: string) => ({ kind: 'Site' as const, namespace, name });
+  const managed = (destination: StorageDestination): ManagedDestination => ({
+    ...destinationView(destination),
+    accountId: destination.accountId,
+    managedBy: destination.managedBy as ManagedBy,
+  });
+  return {
+    async get(namespace: string, name: string): Promise<ManagedDestination> {
+      const destination = await store.findDestinationByManagedBy(ref(namespace, name));
+      if (!destination) throw new NotFound(`No storage destination is managed by Site ${namespace}/${name}`);
+      return managed(destination);
+    },
+    async put(namespace: string, name: string, input: PutManagedDestination): Promise<{ destination: ManagedDestination; created: boolean }> {
+      const fields = { endpoint: normalEndpoint(input.endpoint), bucket: input.bucket, pathStyle: input.pathStyle };
+      try {
+        await storage.checkEndpoint(fields);
+      } catch (err) {
+        // The operator reads 403 as its token refused: a refused endpoint is the spec's fault, said as such.
+        if (err instanceof Forbidden) throw new BadRequest(`spec.storage.endpoint: ${err.message}`);
+        throw err;
+      }
+      const existed = (await store.findDestinationByManagedBy(ref(namespace, name))) !== null;
+      const destination = await store.upsertManagedDestination({
+        accountId: input.accountId,
+        name: input.name,
+        ...fields,
+        region: input.region,
+        keyTemplate: input.keyTemplate,
+        credentials: input.credentials,
+        managedBy: { kind: 'Site', namespace, name, uid: input.uid },
+      });
+      return { destination: managed(destination), created: !existed };
+    },
+    /** Idempotent: the name of the deleted destination, or null when there was none. */
+    async delete(namespace: string, name: string): Promise<string | null> {
+      const destination = await store.findDestinationByManagedBy(ref(namespace, name));
+      if (!destination) return null;
+      await store.deleteDestination(destination.accountId, destination.name);
+      return destination.name;
     },
   };
 }

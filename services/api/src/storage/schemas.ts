@@ -4,6 +4,7 @@
  */
 import type { ErrorObject } from 'ajv';
 import { MAX_PRESIGN_SECONDS } from '../../../../lib/blobs/sigv4.ts';
+import { managedBySchema } from '../routes/api/schemas.ts';
 import type { MessageRule } from '../validation.ts';
 import { DEFAULT_KEY_TEMPLATE, KEY_PLACEHOLDERS, keyTemplateProblem, MAX_KEY_TEMPLATE_LENGTH } from './key-template.ts';
 
@@ -121,7 +122,7 @@ const timestamp = { type: 'string', format: 'date-time' };
 
 export const destinationViewSchema = {
   type: 'object',
-  required: ['name', 'endpoint', 'bucket', 'region', 'pathStyle', 'keyTemplate', 'hasCredentials', 'createdAt', 'updatedAt'],
+  required: ['name', 'endpoint', 'bucket', 'region', 'pathStyle', 'keyTemplate', 'hasCredentials', 'managedBy', 'createdAt', 'updatedAt'],
   properties: {
     name: { type: 'string' },
     endpoint: { type: 'string' },
@@ -130,6 +131,10 @@ export const destinationViewSchema = {
     pathStyle: { type: 'boolean' },
     keyTemplate: { type: 'string' },
     hasCredentials: { const: true, description: 'The credentials are stored (sealed); they are never answered.' },
+    managedBy: {
+      ...managedBySchema,
+      description: "The Kubernetes Site whose spec.storage this destination is (the operator keeps it): change it there; PATCH and DELETE answer 409. Null for the others.",
+    },
     createdAt: timestamp,
     updatedAt: timestamp,
   },

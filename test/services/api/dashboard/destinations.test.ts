@@ -72,4 +72,31 @@ describe('dashboard Storage page in a real browser (hosted, Chromium, axe-core)'
     expect(page.url()).to.equal(`${origin}/dashboard/destinations?notice=destination-deleted`);
     expect(await dashboard.store.getDestination(dashboard.account.id, 'archive')).to.equal(null);
   });
+
+  it('lists a destination a Kubernetes Site owns with the command that changes it, no Delete link, and refuses its deletion (issue #43)', async () => {
+    const { page } = audited;
+    const managedBy = { kind: 'Site' as const, namespace: 'shop', name: 'storefront', uid: 'u1' };
+    await dashboard.store.upsertManagedDestination({
+      accountId: dashboard.account.id,
+      name: 'from-site',
+      endpoint: 'http://8.8.8.8:9000',
+      bucket: 'acme-shots',
+      region: 'us-east-1',
+      pathStyle: true,
+      keyTemplate: '{id}.{format}',
+      credentials: { accessKeyId: 'AKIAMANAGED', secretAccessKey: SECRET },
+      managedBy,
+    });
+    await page.goto(`${origin}/dashboard/destinations`);
+    const rows = await page.$eval('tbody', (tbody) => (tbody as HTMLElement).innerText);
+    expect(rows).to.include('Managed by Kubernetes (Site shop/storefront)').and.include('kubectl -n shop edit sites.viewfinder.dev storefront');
+    expect(await page.$('a[href="/dashboard/destinations/from-site/delete"]')).to.equal(null);
+    expect(await page.content()).to.not.include(SECRET);
+    await audited.audit();
+    // Its confirmation page, reached by its address: the deletion is refused with the API's reason.
+    await page.goto(`${origin}/dashboard/destinations/from-site/delete`);
+    await Promise.all([page.waitForNavigation(), page.click('button.danger')]);
+    expect(await page.$eval('body', (body) => (body as HTMLElement).innerText)).to.include('Storage destination from-site is managed by Kubernetes');
+    expect((await dashboard.store.getDestination(dashboard.account.id, 'from-site'))?.managedBy).to.deep.equal(managedBy);
+  });
 });

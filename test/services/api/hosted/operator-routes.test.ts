@@ -187,7 +187,51 @@ describe('operator routes (/api/operator)', () => {
         '/api/operator/keys/{namespace}/{name}/verify',
         // Issue 23: the PageMonitor controller's routes.
         '/api/operator/monitors/{namespace}/{name}',
+        // Issue 43: a Site's spec.storage.
+        '/api/operator/destinations/{namespace}/{name}',
       ]);
     });
   });
+
+  describe("a Site's storage destination (issue #43)", () => {
+    const path = '/api/operator/destinations/shop/storefront';
+    const CREDENTIALS = { accessKeyId: 'AKIAOPERATORROUTE001', secretAccessKey: 'operator-route-secret/+=0123' };
+    const destinationBody = (overrides: object = {}) => ({
+      accountId: hosted.account.id,
+      uid: 'uid-1',
+      name: 'archive',
+      endpoint: 'http://8.8.8.8:9000/',
+      bucket: 'acme-shots',
+      region: 'us-east-1',
+      pathStyle: true,
+      keyTemplate: '{id}.{format}',
+      credentials: CREDENTIALS,
+      ...overrides,
+    });
+
+    it('creates (201), replaces (200), reads and deletes it idempotently, never answering the credentials; only for the trusted ServiceAccount', async () => {
+      expect((await as(undefined).put(path, destinationBody())).status).to.equal(401);
+      await as(operatorToken).get(path).expect(404);
+      const created = await as(operatorToken).put(path, destinationBody()).expect(201);
+      expect(created.body).to.deep.include({ accountId: hosted.account.id, name: 'archive', endpoint: 'http://8.8.8.8:9000', hasCredentials: true, managedBy: { kind: 'Site', namespace: 'shop', name: 'storefront', uid: 'uid-1' } });
+      const rotated = { accessKeyId: 'AKIAOPERATORROUTE002', secretAccessKey: 'rotated-route-secret' };
+      await as(operatorToken).put(path, destinationBody({ credentials: rotated, bucket: 'moved' })).expect(200);
+      expect(await hosted.store.getDestinationCredentials(hosted.account.id, 'archive')).to.deep.equal(rotated);
+      const read = await as(operatorToken).get(path).expect(200);
+      expect(read.body.bucket).to.equal('moved');
+      expect(JSON.stringify([created.body, read.body])).to.not.include(CREDENTIALS.secretAccessKey);
+      expect((await as(operatorToken).delete(path).expect(200)).body).to.deep.equal({ deleted: 'archive' });
+      expect((await as(operatorToken).delete(path).expect(200)).body).to.deep.equal({ deleted: null });
+    });
+
+    it("answers 400 naming spec.storage.endpoint for an endpoint the guard refuses, and 409 for a name the account's other destination has", async () => {
+      const refused = await as(operatorToken).put(path, destinationBody({ endpoint: 'http://169.254.169.254' })).expect(400);
+      expect(refused.body.error).to.match(/^spec\.storage\.endpoint: storage endpoint refused: /);
+      await hosted.store.createDestination({ accountId: hosted.account.id, name: 'archive', endpoint: 'http://8.8.4.4', bucket: 'theirs', region: 'us-east-1', pathStyle: true, keyTemplate: '{id}.{format}', credentials: CREDENTIALS });
+      const taken = await as(operatorToken).put(path, destinationBody()).expect(409);
+      expect(taken.body.error).to.equal('A storage destination named archive already exists in this account');
+      expect((await as(operatorToken).put(path, destinationBody({ keyTemplate: '../{id}' })).expect(400)).body.error).to.match(/^keyTemplate /);
+    });
+  });
 });
+

@@ -60,6 +60,23 @@ describe('storage destinations: management API and the endpoint guard (hosted)',
       expect(lines.join('\n')).to.not.include(CREDENTIALS.secretAccessKey).and.not.include('rotated-secret-value');
     });
 
+    it("refuses with 409 to change or delete a destination a Kubernetes Site owns (spec.storage), naming the Site; lists it with managedBy", async () => {
+      const admin = await start();
+      const managedBy = { kind: 'Site' as const, namespace: 'shop', name: 'storefront', uid: 'uid-1' };
+      await hosted.store.upsertManagedDestination({ accountId: hosted.account.id, name: 'archive', endpoint: 'http://8.8.8.8:9000', bucket: 'acme-shots', region: 'us-east-1', pathStyle: true, keyTemplate: '{id}.{format}', credentials: CREDENTIALS, managedBy });
+      const refusal = 'Storage destination archive is managed by Kubernetes: edit the Site "storefront" in namespace "shop" instead (kubectl -n shop edit sites.viewfinder.dev storefront)';
+      expect((await admin.patch('/api/destinations/archive', { bucket: 'other' }).expect(409)).body).to.deep.equal({ success: false, error: refusal });
+      expect((await admin.patch('/api/destinations/archive', { credentials: { accessKeyId: 'AKIAOTHER', secretAccessKey: 'other-secret' } }).expect(409)).body.error).to.equal(refusal);
+      expect((await admin.delete('/api/destinations/archive').expect(409)).body.error).to.equal(refusal);
+      expect(await hosted.store.getDestinationCredentials(hosted.account.id, 'archive')).to.deep.equal(CREDENTIALS);
+      expect((await admin.get('/api/destinations/archive').expect(200)).body).to.deep.include({ bucket: 'acme-shots', managedBy });
+      expect((await admin.get('/api/destinations').expect(200)).body.destinations[0].managedBy).to.deep.equal(managedBy);
+      // The ones the API registered are its own: managedBy null, changed and deleted as before.
+      await admin.post('/api/destinations', destination({ name: 'plain' })).expect(201);
+      expect((await admin.get('/api/destinations/plain').expect(200)).body.managedBy).to.equal(null);
+      await admin.delete('/api/destinations/plain').expect(200);
+    });
+
     it('refuses a second destination of the same name with 409', async () => {
       const admin = await start();
       await admin.post('/api/destinations', destination()).expect(201);

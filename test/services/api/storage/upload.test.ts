@@ -16,6 +16,7 @@ describe('storage uploads: bounds, places and keys', () => {
   const destination = (overrides = {}) => ({
     id: 'dest_x',
     accountId: 'acct_x',
+    managedBy: null,
     name: 'archive',
     endpoint: `http://127.0.0.1:${secret.port}`,
     bucket: 'acme-shots',

@@ -4,7 +4,7 @@ import type { PageContext } from '../deps.ts';
 import { checkboxField, csrfField, errorsFor, formError, textField, type FieldErrors } from '../fields.ts';
 import { checkFormText, field } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { errorStatus, notice, timestamp, userMessage } from './common.ts';
+import { errorStatus, managedNote, notice, timestamp, userMessage } from './common.ts';
 
 /**
  * Storage destinations (docs/storage.md): list, register, delete after a confirmation page. Input
@@ -47,7 +47,9 @@ function destinationRow(destination: DestinationView): SafeHtml {
     <td data-label="Bucket"><code>${destination.bucket}</code> at ${destination.endpoint}</td>
     <td data-label="Key template"><code>${destination.keyTemplate}</code></td>
     <td data-label="Created">${timestamp(destination.createdAt)}</td>
-    <td data-label="Actions"><a href="/dashboard/destinations/${destination.name}/delete">Delete<span class="visually-hidden"> ${destination.name}</span></a></td>
+    <td data-label="Actions">${destination.managedBy
+      ? managedNote(destination.managedBy)
+      : html`<a href="/dashboard/destinations/${destination.name}/delete">Delete<span class="visually-hidden"> ${destination.name}</span></a>`}</td>
   </tr>`;
 }
 

@@ -2,7 +2,7 @@ import type { ErrorObject } from 'ajv';
 import { principalOf } from '../../auth/hosted-key.ts';
 import { compileValidator } from '../../validation.ts';
 import { CAPTURE_FORMATS, MIME_TYPES } from '../../../../renderer/src/capture/image-formats.ts';
-import { rawImageFormat, sendScreenshot } from '../screenshot-answer.ts';
+import { rawImageFormat, sendScreenshot, sendStoredScreenshot } from '../screenshot-answer.ts';
 import { captureOptionsProblems } from '../capture-options.ts';
 import { screenshotBodySchema, screenshotMessages, withAcceptedFormat, type ScreenshotBody } from '../screenshot.ts';
 import { captureForKey } from './hosted-capture.ts';
@@ -10,7 +10,7 @@ import { pageReportSchema } from '../../../../renderer/src/report/page-report.ts
 import { verdictSchema } from '../../monitors/checks.ts';
 import type { ApiRoute } from './route.ts';
 import { NotAcceptable } from '../../../../../lib/errors.ts';
-import { newCaptureId, StorageFailure, storageHttpError, type StorageOption } from '../../storage/delivery.ts';
+import { newCaptureId, rethrowStorage, type StorageOption } from '../../storage/delivery.ts';
 import { storageOptionMessages, storageOptionProblems, storageOptionSchema, storedObjectSchema } from '../../storage/schemas.ts';
 
 /** SPEC 2.1 plus `site_id`: the self-hosted body, extended, so both variants validate the same fields the same way. */
@@ -126,12 +126,6 @@ export const hostedScreenshotRoute: ApiRoute = {
         rethrowStorage(err);
       }
       await recordCapture(answer.body.fileSize);
-      const { image: _image, ...fields } = answer.body;
-      if (answer.body.cached !== undefined) ctx.set('Viewfinder-Cache', answer.body.cached ? 'hit' : 'miss');
-      ctx.body = { ...fields, storage: stored };
+      sendStoredScreenshot(ctx, answer, stored);
     },
 };
-
-function rethrowStorage(err: unknown): never {
-  throw err instanceof StorageFailure ? storageHttpError(err) : err;
-}

@@ -1,5 +1,6 @@
 import type { ApiRoute } from '../route.ts';
 import { getOperatorAccountRoute } from './accounts.get.ts';
+import { deleteManagedDestinationRoute, getManagedDestinationRoute, putManagedDestinationRoute } from './destinations.ts';
 import { deleteManagedKeyRoute } from './keys.delete.ts';
 import { getManagedKeyRoute } from './keys.get.ts';
 import { putManagedKeyRoute } from './keys.put.ts';
@@ -26,4 +27,7 @@ export const operatorRoutes: ApiRoute[] = [
   getManagedMonitorRoute,
   putManagedMonitorRoute,
   deleteManagedMonitorRoute,
+  getManagedDestinationRoute,
+  putManagedDestinationRoute,
+  deleteManagedDestinationRoute,
 ];
