@@ -172,18 +172,21 @@ describeOnRealNode('faults of the control plane and the store under load, on a r
 
   /**
    * The work queued across a fault finished, none of it lost or run twice (lostOrRunTwice), and no
-   * attempt failed: in these faults nothing a capture needs fails (its page server answers
-   * throughout, a store outage is waited out by the runner while the lease holds), so a retry
-   * would be a defect too: it is named with the error its failed attempt recorded.
+   * attempt failed but those `expected` (the documented ones of the fault): in these faults nothing
+   * a capture needs fails (its page server answers throughout, a store outage is waited out while
+   * the lease holds), so any other retry is a defect too, named with the error its attempt recorded.
    */
-  async function expectRunOnce(queued: Queued): Promise<string> {
+  async function expectRunOnce(queued: Queued, expected: Array<{ type: string; error: RegExp; why: string }> = []): Promise<string> {
     await until(`the jobs queued across the fault (${queued.slug}) and their webhooks to finish`, async () => {
       const now = await jobsOf(queued);
       return now.length === queued.captures.length * 2 + 1 && now.every((job) => job.state === 'succeeded' || job.state === 'failed');
     }, 180_000, () => describePods(namespace));
     expect(await lostOrRunTwice(queued), 'queued jobs lost or run twice').to.deep.equal([]);
-    const retried = (await jobsOf(queued)).filter((job) => job.attempts !== 1).map((job) => `${job.type} ${job.id}: ${job.attempts} attempts, the failed one recorded ${JSON.stringify(job.lastError)}`);
-    expect(retried, 'queued jobs retried after a failed attempt').to.deep.equal([]);
+    const retried = (await jobsOf(queued)).filter((job) => job.attempts !== 1);
+    const named = (job: Job) => `${job.type} ${job.id}: ${job.attempts} attempts, the failed one recorded ${JSON.stringify(job.lastError)}`;
+    const documented = (job: Job) => expected.find((retry) => retry.type === job.type && job.attempts === 2 && retry.error.test(job.lastError ?? ''));
+    expect(retried.filter((job) => !documented(job)).map(named), 'queued jobs retried after a failed attempt').to.deep.equal([]);
+    for (const job of retried) note(`  retried as documented: ${named(job)} (${documented(job)!.why})`);
     checkedWork.push(queued);
     // A monitor's capture that clients preempt is taken again in a quiet moment (monitors/run.ts): more loads of its page than one are by design under load.
     const monitorLoads = (await origins!.requests(`${queued.slug}-monitor`)).length;
@@ -426,7 +429,10 @@ describeOnRealNode('faults of the control plane and the store under load, on a r
     expect(await origins!.requests(`${slug}-probe-async`), 'the refused asynchronous submits ran nothing').to.deep.equal([]);
     await loadPaused();
     await expectConverged(slug);
-    note(`  ${await expectRunOnce(queued)}`);
+    // A monitor run's own reads and writes of the store do not wait for it (a capture job's do): one
+    // that meets the outage fails its attempt and runs again, its run recorded once (docs/operations.md).
+    const storeAway = { type: 'monitor-run', error: new RegExp(`ECONNREFUSED ${NODE_BRIDGE.replaceAll('.', '\\.')}:${new URL(ferret!.uri).port}$|^Server selection timed out`), why: 'the store was away' };
+    note(`  ${await expectRunOnce(queued, [storeAway])}`);
   });
 
   it('the kubelet restarted: captures keep working, nothing queued is lost or run twice, the operator converges', async function () {
@@ -467,7 +473,10 @@ describeOnRealNode('faults of the control plane and the store under load, on a r
     expect(describeOutcomes(failures), 'a graceful deletion drains: no capture may fail').to.equal('');
     await loadPaused();
     await expectConverged(slug);
-    note(`  ${await expectRunOnce(queued)}`);
+    // The deleted pod gives its jobs half of SHUTDOWN_TIMEOUT_MS, then puts those still running back
+    // in the queue for the other replica: a monitor run waiting for a quiet tier under the load is one.
+    const handedOver = { type: 'monitor-run', error: /^interrupted: the process running it stopped$/, why: 'handed over by the deleted API pod' };
+    note(`  ${await expectRunOnce(queued, [handedOver])}`);
     await allReady(namespace, release, POD_COUNT);
   });
 
