@@ -15,8 +15,12 @@
 # The lanes are balanced by the times the suite prints (in the run of 2026-11-29, warm, with other
 # work on the machine: host 31 min, cluster 30 min with the clients' 3). The cluster lane's output
 # goes to a file, printed whole once both lanes end (interleaved lines of two spec reporters could
-# not be read). The exit status is the first lane's that failed, else 0. Each lane prints its own
+# not be read). The exit status is the first that failed of the host lane, the cluster lane and the
+# fault leg, else 0. Each lane prints its own
 # table of its slowest files. VIEWFINDER_TEST_LANES=1 runs the same lanes one after the other.
+#
+# Then the fault leg (test/node/faults.test.ts) alone: it stops the API server, restarts etcd and the
+# kubelet, which every cluster test of both lanes needs (about 5 minutes).
 #
 # The autoscaling leg runs last in its lane: on a machine with empty caches, its add-ons
 # (metrics-server, KEDA, Prometheus) build in the background in the CPU the suite leaves idle,
@@ -31,9 +35,10 @@ shift
 (($# == 0)) || exec "$mocha" "$@"
 cd "$(dirname "$0")/.."
 
+last_files=(test/node/faults.test.ts)
 cluster_files=(test/node/!(autoscale|faults).test.ts test/charts/real-cluster.test.ts test/operator/page-monitor.test.ts test/operator/operator.test.ts test/node/autoscale.test.ts)
 host_args=('test/**/*.test.ts' --ignore 'test/node/**')
-for file in "${cluster_files[@]}"; do [[ $file == test/node/* ]] || host_args+=(--ignore "$file"); done
+for file in "${cluster_files[@]}" "${last_files[@]}"; do [[ $file == test/node/* ]] || host_args+=(--ignore "$file"); done
 
 # The cluster lane: the clients' suites first when asked, then its mocha files; failed if either did.
 cluster_lane() {
@@ -59,5 +64,8 @@ else
   echo "run-in-lanes: the cluster lane ended (status $cluster) after $((SECONDS - started)) s; its output:"
   cat "$log"
 fi
+echo "run-in-lanes: then alone: ${last_files[*]}"
+"$mocha" "${last_files[@]}"; last=$?
 ((host != 0)) && exit "$host"
-exit "$cluster"
+((cluster != 0)) && exit "$cluster"
+exit "$last"

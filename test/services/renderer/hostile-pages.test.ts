@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { expect } from 'chai';
 import request from 'supertest';
 import type Koa from 'koa';
@@ -111,5 +113,41 @@ describe('hostile pages end in a clear outcome (real Chromium)', () => {
     const response = await capture(page);
     expect(response.status).to.equal(200);
     expect(PNG.sync.read(decodeDataUri(response.body.image).bytes).width).to.equal(1280);
+  });
+
+  it('a site that resets its kept-alive connection under the next request is captured every time', async () => {
+    // A connection that has answered resets under the page's next request (Chromium's favicon
+    // request aside), as a server whose idle timeout runs out just when a request reaches it: the
+    // guard's proxy, which keeps connections to origins alive, sends the request again on a new
+    // one, as Chromium does on its own.
+    const served = new WeakMap<Socket, number>();
+    let resets = 0;
+    const origin = http.createServer((req, res) => {
+      const count = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, count);
+      if (req.url === '/favicon.ico') {
+        res.writeHead(404).end();
+        return;
+      }
+      if (count > 1) {
+        resets += 1;
+        req.socket.resetAndDestroy();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<body style="margin:0;background:#0f0"></body>');
+    });
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(origin.address() as AddressInfo).port}/`;
+      for (const attempt of [1, 2, 3]) {
+        const response = await request(app.callback()).post('/screenshot').set('Content-Type', 'application/json').send({ url, removeAds: false });
+        expect(response.status, `capture ${attempt}: ${JSON.stringify(response.body).slice(0, 200)}`).to.equal(200);
+        expect(decodeDataUri(response.body.image).rgb(100, 100)).to.deep.equal(GREEN);
+      }
+      expect(resets, 'requests reset on a kept-alive connection (and sent again)').to.be.at.least(1);
+    } finally {
+      origin.closeAllConnections();
+      await new Promise<void>((resolve) => origin.close(() => resolve()));
+    }
   });
 });

@@ -78,28 +78,52 @@ export async function startFilteringProxy(guard: NetworkGuard, logger: Logger): 
       res.writeHead(403, REFUSAL_HEADERS).end(BLOCKED_BODY);
       return;
     }
-    const upstream = http.request({
-      host: destination.address,
-      family: destination.family,
-      port: Number(target.port || 80),
-      method: req.method,
-      path: `${target.pathname}${target.search}`,
-      headers: forwardHeaders(req.headers),
-      agent,
-      setHost: false,
-    });
-    upstream.on('response', (upstreamRes) => {
-      res.writeHead(upstreamRes.statusCode ?? 502, forwardHeaders(upstreamRes.headers));
-      upstreamRes.pipe(res);
-    });
-    upstream.on('error', (err: NodeJS.ErrnoException) => {
-      if (!res.headersSent) failUpstream(res, netErrorOf(err));
-      else res.destroy();
-    });
+    const body = replayableBody(req);
+    let upstream: http.ClientRequest;
+    let clientGone = false;
+    const forward = (pooled: boolean) => {
+      upstream = http.request({
+        host: destination.address,
+        family: destination.family,
+        port: Number(target.port || 80),
+        method: req.method,
+        path: `${target.pathname}${target.search}`,
+        headers: forwardHeaders(req.headers),
+        // A second try goes on a connection of its own: the pool's other idle sockets to this origin may be as stale.
+        agent: pooled ? agent : false,
+        setHost: false,
+      });
+      const sent = upstream;
+      sent.on('response', (upstreamRes) => {
+        res.writeHead(upstreamRes.statusCode ?? 502, forwardHeaders(upstreamRes.headers));
+        upstreamRes.pipe(res);
+      });
+      sent.on('error', (err: NodeJS.ErrnoException) => {
+        if (clientGone) return;
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        // The origin closed a kept-alive connection as this request reached it (its idle timeout
+        // ran out, unannounced or racing ours): nothing of it was answered, so it is sent again on a
+        // fresh connection, as Chromium does for its own reused connections. Without this, a page
+        // load fails with ERR_CONNECTION_RESET that no browser shows (docs/safety.md).
+        if (pooled && sent.reusedSocket && STALE_SOCKET_ERRORS.has(err.code ?? '') && body.replay(sent)) {
+          log.debug({ host: target.hostname, code: err.code }, 'A kept-alive connection to the origin was closed under a request: sending it again on a new one');
+          forward(false);
+          body.resend(upstream);
+          return;
+        }
+        failUpstream(res, netErrorOf(err));
+      });
+    };
+    forward(true);
     res.on('close', () => {
-      if (!res.writableFinished) upstream.destroy();
+      if (res.writableFinished) return;
+      clientGone = true;
+      upstream.destroy();
     });
-    req.pipe(upstream);
+    body.send(upstream!);
   });
 
   // HTTPS, wss:// and ws:// (Chromium tunnels WebSockets through CONNECT too).
@@ -176,6 +200,44 @@ export async function startFilteringProxy(guard: NetworkGuard, logger: Logger): 
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** A reused socket's errors that mean the origin had closed it, not that the request failed. */
+const STALE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
+/** Bodies up to this size are kept while they are forwarded, so that a request can be sent again. */
+const REPLAYABLE_BODY_BYTES = 1024 * 1024;
+
+/**
+ * A request's body streamed to the origin, and kept (up to REPLAYABLE_BODY_BYTES) so that the
+ * request can be sent again on another connection: what was read so far is written again, and
+ * the rest follows as it arrives. A larger body is not kept, and its request is not sent again.
+ */
+function replayableBody(req: http.IncomingMessage) {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let replayable = true;
+  req.on('data', (chunk: Buffer) => {
+    if (!replayable) return;
+    kept += chunk.length;
+    if (kept > REPLAYABLE_BODY_BYTES) {
+      replayable = false;
+      chunks.length = 0;
+    } else chunks.push(chunk);
+  });
+  return {
+    send: (upstream: http.ClientRequest) => req.pipe(upstream),
+    /** Stops feeding the failed request; false when the body was too large to send again. */
+    replay: (failed: http.ClientRequest) => {
+      req.unpipe(failed);
+      return replayable;
+    },
+    resend: (upstream: http.ClientRequest) => {
+      for (const chunk of chunks) upstream.write(chunk);
+      if (req.readableEnded) upstream.end();
+      else req.pipe(upstream);
+    },
   };
 }
 

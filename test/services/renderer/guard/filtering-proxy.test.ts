@@ -9,16 +9,16 @@ import { silentLogger } from '../../../support/harness.ts';
 import { startSecretServer, type SecretServer } from '../../../support/secret-server.ts';
 
 /** Talks to the proxy the way Chromium does: absolute-form requests and CONNECT. */
-function viaProxy(proxy: FilteringProxy, url: string): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+function viaProxy(proxy: FilteringProxy, url: string, method = 'GET', body?: string): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: proxy.port, method: 'GET', path: url, headers: { host: URL.parse(url)?.host ?? 'example.test' }, agent: false });
+    const req = http.request({ host: '127.0.0.1', port: proxy.port, method, path: url, headers: { host: URL.parse(url)?.host ?? 'example.test' }, agent: false });
     req.on('response', (res) => {
       let body = '';
       res.on('data', (chunk: Buffer) => (body += chunk.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
     });
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
@@ -135,6 +135,60 @@ describe('network guard: the filtering proxy', () => {
     const response = await viaProxy(proxy, `http://127.0.0.2:${port}/`);
     expect(response.status).to.equal(502);
     expect(response.headers['x-viewfinder-upstream-error']).to.equal('ERR_CONNECTION_REFUSED');
+  });
+
+  it('sends a request again on a new connection when the origin closes a kept-alive one as it arrives, its body included', async () => {
+    // Each connection answers its first request and resets under the next: an origin whose idle
+    // timeout runs out just as the proxy reuses the connection.
+    const served = new WeakMap<net.Socket, number>();
+    let connections = 0;
+    let resets = 0;
+    const origin = http.createServer((req, res) => {
+      const count = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, count);
+      if (count > 1) {
+        resets += 1;
+        req.socket.resetAndDestroy();
+        return;
+      }
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => res.end(`${req.method} ${req.url} ${body}`));
+    });
+    origin.on('connection', () => (connections += 1));
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.2', resolve));
+    const base = `http://127.0.0.2:${(origin.address() as net.AddressInfo).port}`;
+    try {
+      const proxy = await proxyWith(['127.0.0.2']);
+      expect((await viaProxy(proxy, `${base}/first`)).body).to.equal('GET /first ');
+      const again = await viaProxy(proxy, `${base}/second`);
+      expect([again.status, again.body, again.headers['x-viewfinder-upstream-error']]).to.deep.equal([200, 'GET /second ', undefined]);
+      // The new connection was not kept (nor is the reset one): this one opens a third, kept alive for the form's.
+      expect((await viaProxy(proxy, `${base}/third`)).body).to.equal('GET /third ');
+      const posted = await viaProxy(proxy, `${base}/form`, 'POST', 'field=value');
+      expect([posted.status, posted.body]).to.deep.equal([200, 'POST /form field=value']);
+      // The second and the form were each reset once on a kept-alive connection and sent again on a new one.
+      expect({ connections, resets }).to.deep.equal({ connections: 4, resets: 2 });
+    } finally {
+      origin.closeAllConnections();
+      await new Promise<void>((resolve) => origin.close(() => resolve()));
+    }
+  });
+
+  it('sends nothing again when a new connection is reset: the page gets ERR_CONNECTION_RESET', async () => {
+    let requests = 0;
+    const origin = http.createServer((req) => {
+      requests += 1;
+      req.socket.resetAndDestroy();
+    });
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.2', resolve));
+    try {
+      const proxy = await proxyWith(['127.0.0.2']);
+      const response = await viaProxy(proxy, `http://127.0.0.2:${(origin.address() as net.AddressInfo).port}/`);
+      expect([response.status, response.headers['x-viewfinder-upstream-error'], requests]).to.deep.equal([502, 'ERR_CONNECTION_RESET', 1]);
+    } finally {
+      await new Promise<void>((resolve) => origin.close(() => resolve()));
+    }
   });
 
   it('serves nothing but absolute-form http:// requests', async () => {
