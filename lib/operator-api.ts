@@ -5,6 +5,8 @@
  * (operator/src/api/client.ts); both speak these shapes, and neither side imports the other.
  */
 
+import type { DestinationCredentials, DestinationFields } from './store/destinations.ts';
+
 /** The audience the operator's ServiceAccount token is issued for and the API reviews it with. */
 export const DEFAULT_OPERATOR_AUDIENCE = 'viewfinder-api';
 
@@ -121,14 +123,8 @@ export interface PutManagedMonitor {
  * The storage destination a Site's `spec.storage` is (issue #43), as the operator routes answer it:
  * never its credentials. Its owner is the Site (managedBy.kind 'Site').
  */
-export interface ManagedDestination {
+export interface ManagedDestination extends DestinationFields {
   accountId: string;
-  name: string;
-  endpoint: string;
-  bucket: string;
-  region: string;
-  pathStyle: boolean;
-  keyTemplate: string;
   hasCredentials: true;
   managedBy: ManagedByWire;
   createdAt: string;
@@ -136,16 +132,10 @@ export interface ManagedDestination {
 }
 
 /** The PUT of a Site's destination: every field, and the credentials read from the Site's Secret (write-only). */
-export interface PutManagedDestination {
+export interface PutManagedDestination extends DestinationFields {
   accountId: string;
   uid: string;
-  name: string;
-  endpoint: string;
-  bucket: string;
-  region: string;
-  pathStyle: boolean;
-  keyTemplate: string;
-  credentials: { accessKeyId: string; secretAccessKey: string };
+  credentials: DestinationCredentials;
 }
 
 /** The path of a Site's storage destination: /api/operator/destinations/{namespace}/{site name}. */

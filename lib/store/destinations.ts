@@ -17,9 +17,8 @@ export interface DestinationCredentials {
   secretAccessKey: string;
 }
 
-export interface StorageDestination {
-  id: string;
-  accountId: string;
+/** Where a destination writes: the fields every form of it shares (the store's, the API's, the operator routes'). */
+export interface DestinationFields {
   name: string;
   /** Where the S3 API answers, e.g. `https://s3.eu-west-1.amazonaws.com`. */
   endpoint: string;
@@ -29,6 +28,11 @@ export interface StorageDestination {
   pathStyle: boolean;
   /** The object key, with {id}, {date} and {format} filled in per capture. */
   keyTemplate: string;
+}
+
+export interface StorageDestination extends DestinationFields {
+  id: string;
+  accountId: string;
   /**
    * The Kubernetes Site whose `spec.storage` this destination is (the operator writes it): the
    * management API and the dashboard refuse to change or delete it. Null for the others.
@@ -38,14 +42,8 @@ export interface StorageDestination {
   updatedAt: Date;
 }
 
-export interface NewDestination {
+export interface NewDestination extends DestinationFields {
   accountId: string;
-  name: string;
-  endpoint: string;
-  bucket: string;
-  region: string;
-  pathStyle: boolean;
-  keyTemplate: string;
   credentials: DestinationCredentials;
   managedBy?: ManagedBy | null;
 }

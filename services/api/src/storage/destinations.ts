@@ -5,18 +5,12 @@
 import { BadRequest, Forbidden, NotFound } from '../../../../lib/errors.ts';
 import { managedConflict } from '../../../../lib/management.ts';
 import type { ManagedDestination, PutManagedDestination } from '../../../../lib/operator-api.ts';
-import { normalDestinationEndpoint, type DestinationCredentials, type DestinationPatch, type StorageDestination } from '../../../../lib/store/destinations.ts';
+import { normalDestinationEndpoint, type DestinationCredentials, type DestinationFields, type DestinationPatch, type StorageDestination } from '../../../../lib/store/destinations.ts';
 import type { ManagedBy, Store } from '../../../../lib/store/store.ts';
 import type { StorageDelivery } from './delivery.ts';
 import { DEFAULT_KEY_TEMPLATE } from './key-template.ts';
 
-export interface DestinationView {
-  name: string;
-  endpoint: string;
-  bucket: string;
-  region: string;
-  pathStyle: boolean;
-  keyTemplate: string;
+export interface DestinationView extends DestinationFields {
   hasCredentials: true;
   /** The Kubernetes Site whose spec.storage this is: changed and deleted there only. */
   managedBy: ManagedBy | null;
