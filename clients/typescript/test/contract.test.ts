@@ -100,7 +100,7 @@ describe('the contract', () => {
       ['MonitorPageView', types.MONITOR_PAGE_VIEW_FIELDS, () => props(monitor()).pages?.items as Schema],
       ['MonitorRun', types.MONITOR_RUN_FIELDS, run],
       ['MonitorRunPage', types.MONITOR_RUN_PAGE_FIELDS, () => props(run()).pages?.items as Schema],
-      ['MonitorJourney', types.MONITOR_JOURNEY_FIELDS, () => props(props(run()).pages?.items).journey?.oneOf?.[1]],
+      ['MonitorJourney', types.MONITOR_JOURNEY_FIELDS, () => props(props(run()).pages?.items).journey?.oneOf?.[1] as Schema],
       ['MonitorRunPageReport', types.MONITOR_RUN_PAGE_REPORT_FIELDS, () => props(answer('/api/monitors/{monitorId}/runs/{runId}', 'get', 200)).pages?.items as Schema],
       ['MonitorPage checks', types.REPORT_CHECKS_FIELDS, () => props(monitorBody().pages?.items).checks as Schema],
       ['RunNowResult', types.RUN_NOW_FIELDS, () => answer('/api/monitors/{monitorId}/runs', 'post', 202)],
