@@ -130,12 +130,12 @@ mocha: install test-deps ## Run the mocha suite, or the files in TEST_FILES, wit
 # The suite runs with the project's own test servers up (test/cluster: Kubernetes and FerretDB, built
 # from Go modules and cached outside the clone; a node where it can run, else the control plane
 # alone), stopped however mocha ends.
-# The client libraries' suites (clients/: node's test runner, pytest, go test) run first in the
-# suite's cluster lane (test/run-in-lanes.sh), each against the real service it starts on loopback;
-# one whose toolchain is missing skips, saying why.
-test: install test-deps ## Type-check, then the client libraries' suites and the whole mocha suite (real Chromium, real Prometheus, the project's own Kubernetes, FerretDB)
+# The client libraries' suites (clients/: node's test runner, pytest, go test) run before mocha, each
+# against the real service it starts on loopback; one whose toolchain is missing skips, saying why.
+test: install test-deps ## Type-check, run the client libraries' suites, then the whole mocha suite (real Chromium, real Prometheus, the project's own Kubernetes, FerretDB)
 	node_modules/.bin/tsc --noEmit -p tsconfig.json
-	test/cluster/with-test-servers.sh test/run-in-lanes.sh --clients node_modules/.bin/mocha $(TEST_FILES)
+	clients/test.sh
+	test/cluster/with-test-servers.sh test/run-in-lanes.sh node_modules/.bin/mocha $(TEST_FILES)
 
 bench: install $(DOC_CORPUS) ## Print latency and throughput against the isolated and warm floors, the corpus table, long pages against a bare capture at load, then cache hit vs miss latency
 	node bench/capture.bench.ts

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The client libraries' own test suites, each with its ecosystem's runner (node's test runner,
 # pytest, go test), against the real service that test/clients/serve-for-clients.ts starts on
-# loopback. `make test` runs this first in the mocha suite's cluster lane (test/run-in-lanes.sh). A library whose toolchain is missing is
+# loopback. `make test` runs this before the mocha suite. A library whose toolchain is missing is
 # skipped by its own test.sh, which says why; every other failure fails the run.
 #
 #   clients/test.sh [typescript|python|go ...]   (default: all three)

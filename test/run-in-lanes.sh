@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # The mocha suite in two lanes at once (`make test` runs it inside with-test-servers.sh):
 #
-#   run-in-lanes.sh [--clients] MOCHA [FILE...]
+#   run-in-lanes.sh MOCHA [FILE...]
 #
 # With FILEs, one mocha runs those files and nothing else.
 #
-# - The cluster lane: the real-node legs (test/node/), the chart on a real cluster and the operator's
-#   legs on it. Most of their time is spent waiting on the cluster (rollouts, readiness, outages held
-#   for seconds, reconciles), with the machine's CPU mostly idle; run one after another with the
-#   rest, they were a third of the suite's time. With --clients, the client libraries' suites
-#   (clients/test.sh) run first in this lane.
+# - The cluster lane: the real-node legs (test/node/) and the chart on a real cluster. Most of their
+#   time is spent waiting on the node (rollouts, readiness, outages held for seconds), with the
+#   machine's CPU mostly idle; run one after another with the rest, they were a third of the suite's
+#   time.
 # - The host lane: every other file (unit tests, real Chromium against loopback pages, Prometheus,
-#   the CRDs' and the chart's other control-plane legs).
-# The lanes are balanced by the times the suite prints (in the run of 2026-11-29, warm, with other
-# work on the machine: host 31 min, cluster 30 min with the clients' 3). The cluster lane's output
+#   the operator's, the CRDs' and the chart's other control-plane legs).
+# In the run of 2026-11-29 (warm, with other work on the machine) the host lane took 38 min and the
+# cluster lane 25 beside it. (Moving the operator's legs and the client libraries' suites into the
+# cluster lane to even them was tried once, and every hosted node leg's install failed in that run;
+# until that is understood they stay where they passed.) The cluster lane's output
 # goes to a file, printed whole once both lanes end (interleaved lines of two spec reporters could
 # not be read). The exit status is the first that failed of the host lane, the cluster lane and the
 # fault leg, else 0. Each lane prints its own
@@ -27,26 +28,18 @@
 # instead of holding the suite up (test/cluster/README.md, "What a CI run costs").
 set -uo pipefail
 shopt -s extglob
-clients=0
-[[ "${1:-}" == --clients ]] && { clients=1; shift; }
-[[ $# -ge 1 ]] || { echo "usage: run-in-lanes.sh [--clients] MOCHA [FILE...]" >&2; exit 2; }
+[[ $# -ge 1 ]] || { echo "usage: run-in-lanes.sh MOCHA [FILE...]" >&2; exit 2; }
 mocha="$1"
 shift
 (($# == 0)) || exec "$mocha" "$@"
 cd "$(dirname "$0")/.."
 
 last_files=(test/node/faults.test.ts)
-cluster_files=(test/node/!(autoscale|faults).test.ts test/charts/real-cluster.test.ts test/operator/page-monitor.test.ts test/operator/operator.test.ts test/node/autoscale.test.ts)
+cluster_files=(test/node/!(autoscale|faults).test.ts test/charts/real-cluster.test.ts test/node/autoscale.test.ts)
 host_args=('test/**/*.test.ts' --ignore 'test/node/**')
 for file in "${cluster_files[@]}" "${last_files[@]}"; do [[ $file == test/node/* ]] || host_args+=(--ignore "$file"); done
 
-# The cluster lane: the clients' suites first when asked, then its mocha files; failed if either did.
-cluster_lane() {
-  local status=0
-  if ((clients)); then clients/test.sh || status=$?; fi
-  "$mocha" "${cluster_files[@]}" || status=$?
-  return "$status"
-}
+cluster_lane() { "$mocha" "${cluster_files[@]}"; }
 
 if [[ "${VIEWFINDER_TEST_LANES:-2}" == 1 ]]; then
   "$mocha" "${host_args[@]}"; host=$?
@@ -55,7 +48,7 @@ else
   log="$(mktemp "${TMPDIR:-/tmp}/viewfinder-cluster-lane-XXXXXX.log")"
   trap 'rm -f "$log"' EXIT
   started=$SECONDS
-  echo "run-in-lanes: the cluster lane ($( ((clients)) && echo 'clients/test.sh, then ')${cluster_files[*]}) runs beside this one; its output follows this lane's"
+  echo "run-in-lanes: the cluster lane (${cluster_files[*]}) runs beside this one; its output follows this lane's"
   cluster_lane >"$log" 2>&1 &
   cluster_pid=$!
   "$mocha" "${host_args[@]}"; host=$?
