@@ -130,3 +130,23 @@ describe('CRDs', () => {
     });
   });
 });
+
+/**
+ * kubectl and Helm read YAML as 1.1, where an unquoted `y`, `n`, `yes`, `no`, `on` or `off` is a
+ * boolean: a schema property `y:` reaches the API server named "true". Every file the cluster gets
+ * must read the same in YAML 1.1 as in YAML 1.2, which these tests and the API read it as.
+ */
+describe('YAML read as kubectl and Helm read it (1.1)', () => {
+  const ROOT = path.join(import.meta.dirname, '..', '..');
+  const files = [
+    ...['site.yaml', 'apikey.yaml', 'pagemonitor.yaml'].flatMap((file) => [`crds/${file}`, `charts/viewfinder/crds/${file}`]),
+    'charts/viewfinder/values.yaml',
+    'charts/viewfinder/files/prometheus-rules.yaml',
+  ];
+  for (const file of files) {
+    it(`${file} reads the same in YAML 1.1 as in 1.2`, () => {
+      const text = readFileSync(path.join(ROOT, file), 'utf8');
+      expect(parseYaml(text, { version: '1.1' })).to.deep.equal(parseYaml(text, { version: '1.2' }));
+    });
+  }
+});

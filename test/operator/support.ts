@@ -5,14 +5,11 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  ApiextensionsV1Api,
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
   PatchStrategy,
-  loadYaml,
   setHeaderOptions,
-  type V1CustomResourceDefinition,
   type V1Secret,
 } from '@kubernetes/client-node';
 import { createJobRunner } from '../../lib/jobs/runner.ts';
@@ -35,6 +32,7 @@ import { createNamespace, deleteNamespace, testNamespaceName } from '../support/
 import { silentLogger, testConfig } from '../support/harness.ts';
 import { createStubRenderer } from '../support/stub-renderer.ts';
 import { skippedWithoutCluster } from '../support/cluster.ts';
+import { kubectl } from '../support/k8s-tools.ts';
 
 /**
  * Where the operator's integration tests run: the in-process fake API server, or, when KUBECONFIG
@@ -80,22 +78,16 @@ export function describeOnEachTarget(title: string, timeoutMs: number, body: (st
 export async function startRealTarget(): Promise<KubeTarget> {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromDefault();
-  const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
+  // Applied as users apply them (kubectl, server-side), never read into client-node's models and
+  // written back: a model drops the fields it does not know, and the CRD left on the cluster then
+  // differs from the chart's, so that a `helm install` beside the test (the real-node legs) fails on
+  // the conflict. The same content from another field manager is no conflict.
   for (const file of ['site.yaml', 'apikey.yaml', 'pagemonitor.yaml']) {
-    // loadYaml, not a plain parse: the typed API serializes its models (`_default`, `xKubernetesValidations`).
-    const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(path.join(import.meta.dirname, '..', '..', 'crds', file), 'utf8'));
-    const name = crd.metadata?.name ?? '';
-    try {
-      const existing = await extensions.readCustomResourceDefinition({ name });
-      await extensions.replaceCustomResourceDefinition({ name, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
-    } catch (err) {
-      if (httpStatusOf(err) !== 404) throw err;
-      await extensions.createCustomResourceDefinition({ body: crd });
-    }
-    await waitFor(`the CRD ${name} to be established`, async () => {
-      const current = await extensions.readCustomResourceDefinition({ name });
-      return current.status?.conditions?.some((condition) => condition.type === 'Established' && condition.status === 'True');
-    });
+    const crdFile = path.join(import.meta.dirname, '..', '..', 'crds', file);
+    const applied = kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=viewfinder-tests', '-f', crdFile]);
+    if (applied.status !== 0) throw new Error(`kubectl apply of crds/${file} failed: ${applied.output}`);
+    const established = kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', crdFile]);
+    if (established.status !== 0) throw new Error(`the CRD of crds/${file} is not Established: ${established.output}`);
   }
   const namespace = testNamespaceName();
   await createNamespace(kubeConfig, namespace);
