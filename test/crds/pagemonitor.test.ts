@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { parse as parseYaml, stringify } from 'yaml';
+import { parse as parseYaml } from 'yaml';
 import { crdAjv } from '../support/crd-ajv.ts';
 import { ajv } from '../../services/api/src/validation.ts';
 import { checksSchema } from '../../services/api/src/monitors/checks.ts';
@@ -281,7 +281,8 @@ describe('PageMonitor CRD', () => {
     });
     after(() => deleteNamespace(kubeConfig, namespace));
 
-    const apply = (name: string, spec: Spec, args: string[] = []) => kubectl(['apply', '--namespace', namespace, ...args, '-f', '-'], stringify(monitor(name, spec, namespace)));
+    // JSON, not YAML: kubectl reads YAML 1.1, where the scroll step's unquoted y would be a key named "true".
+    const apply = (name: string, spec: Spec, args: string[] = []) => kubectl(['apply', '--namespace', namespace, ...args, '-f', '-'], JSON.stringify(monitor(name, spec, namespace)));
 
     for (const [label, spec] of ACCEPTED) {
       it(`accepts ${label}`, () => {
