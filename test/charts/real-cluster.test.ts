@@ -149,14 +149,21 @@ describe('the chart on a real API server (KUBECONFIG)', function () {
     const namespace = await newNamespace();
     const release = `vf${randomBytes(3).toString('hex')}`;
     releases.push({ release, namespace });
-    const values = ['-f', `${CHART}/ci/self-hosted-values.yaml`, '--set', 'renderer.autoscaling.enabled=true'];
+    // The HPA held at 6 (min = max): on the real node its controller runs and would otherwise move the
+    // count to its bounds between the scale below and the check (a run saw 2, its minimum).
+    const values = ['-f', `${CHART}/ci/self-hosted-values.yaml`, '--set', 'renderer.autoscaling.enabled=true', '--set', 'renderer.autoscaling.minReplicas=6', '--set', 'renderer.autoscaling.maxReplicas=6'];
     const renderer = `deployment/${release}-viewfinder-renderer`;
     expect(helm(['install', release, CHART, '--namespace', namespace, ...values]).status).to.equal(0);
-    // What the HPA controller does: it writes the scale subresource (no metrics-server here to make it).
+    // What the HPA controller does: it writes the scale subresource.
     expect(kubectl(['scale', renderer, '--namespace', namespace, '--replicas=6']).status).to.equal(0);
     const upgraded = helm(['upgrade', release, CHART, '--namespace', namespace, ...values, '--set', 'logLevel=debug']);
     expect(upgraded.status, upgraded.output).to.equal(0);
     expect(kubectl(['get', renderer, '--namespace', namespace, '-o', 'jsonpath={.spec.replicas}']).stdout).to.equal('6');
+    // And the chart never claims the field: Helm's field manager owns no .spec.replicas.
+    const managed = JSON.parse(kubectl(['get', renderer, '--namespace', namespace, '--show-managed-fields', '-o', 'json']).stdout) as { metadata: { managedFields: Array<{ manager: string; fieldsV1?: { 'f:spec'?: Record<string, unknown> } }> } };
+    const helmFields = managed.metadata.managedFields.filter((entry) => entry.manager === 'helm');
+    expect(helmFields, 'Helm applied the Deployment').to.not.deep.equal([]);
+    for (const entry of helmFields) expect(entry.fieldsV1?.['f:spec'] ?? {}).to.not.have.property('f:replicas');
   });
 
   it('applies crds/ with kubectl, and applies it again as an upgrade does', () => {
