@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +10,7 @@ import { crdAjv } from '../support/crd-ajv.ts';
 import type { FixtureServer } from '../support/fixture-server.ts';
 import { startHealthPages } from '../support/health-pages.ts';
 import { startHosted, type HostedHarness } from '../services/api/hosted/support.ts';
+import { docSection, runBash } from './doc-sections.ts';
 
 /**
  * docs/monitors.md's "Checks" section, as written: its sh block run with sh, curl and jq against a
@@ -19,21 +19,8 @@ import { startHosted, type HostedHarness } from '../services/api/hosted/support.
  * the CRD and the API's checks schema.
  */
 const root = path.join(import.meta.dirname, '..', '..');
-const doc = readFileSync(path.join(root, 'docs', 'monitors.md'), 'utf8');
-const section = doc.slice(doc.indexOf('## Checks: does the page work?'), doc.indexOf('## Metrics and alerts'));
-const blocks = [...section.matchAll(/```(\w*)\n([\s\S]*?)```/g)].map(([, lang, code]) => ({ lang: lang as string, code: code as string }));
+const { blocks } = docSection('monitors.md', '## Checks: does the page work?', '## Metrics and alerts');
 const CHECKOUT_URL = 'https://shop.example.com/checkout';
-
-function run(script: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let [stdout, stderr] = ['', ''];
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('docs/monitors.md: Checks, as written (bash, curl, jq, real Chromium)', function () {
   this.timeout(120_000);
@@ -61,7 +48,7 @@ describe('docs/monitors.md: Checks, as written (bash, curl, jq, real Chromium)',
     expect(index, 'an sh block creating a monitor with checks').to.be.at.least(0);
     const script = blocks[index]!.code.replaceAll('localhost:3000', origin).replaceAll(CHECKOUT_URL, pages.url('/console-error'));
     expect(script, 'the checkout URL was swapped').to.include(pages.url('/console-error'));
-    const result = await run(script, { KEY: hosted.fullKey });
+    const result = await runBash(script, { KEY: hosted.fullKey });
     expect(result.stderr).to.equal('');
     expect(result.code).to.equal(0);
     const shown = blocks[index + 1];

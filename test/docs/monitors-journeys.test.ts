@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +13,7 @@ import { ajv } from '../../services/api/src/validation.ts';
 import { crdAjv } from '../support/crd-ajv.ts';
 import { startLoginSite, type LoginSite } from '../support/login-site.ts';
 import { startHosted, type HostedHarness } from '../services/api/hosted/support.ts';
+import { docSection, runBash } from './doc-sections.ts';
 
 /**
  * docs/monitors.md's "Journeys" section, as written: its sh block run with bash, curl and jq against
@@ -23,21 +23,8 @@ import { startHosted, type HostedHarness } from '../services/api/hosted/support.
  * against the CRD, read by the operator's own Secret reader into what the API takes.
  */
 const root = path.join(import.meta.dirname, '..', '..');
-const doc = readFileSync(path.join(root, 'docs', 'monitors.md'), 'utf8');
-const section = doc.slice(doc.indexOf('## Journeys: sign in, then watch the page behind the login'), doc.indexOf('## Metrics and alerts'));
-const blocks = [...section.matchAll(/```(\w*)\n([\s\S]*?)```/g)].map(([, lang, code]) => ({ lang: lang as string, code: code as string }));
+const { blocks } = docSection('monitors.md', '## Journeys: sign in, then watch the page behind the login', '## Metrics and alerts');
 const LOGIN_URL = 'https://shop.example.com/login';
-
-function run(script: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let [stdout, stderr] = ['', ''];
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('docs/monitors.md: Journeys, as written (bash, curl, jq, real Chromium)', function () {
   this.timeout(180_000);
@@ -68,7 +55,7 @@ describe('docs/monitors.md: Journeys, as written (bash, curl, jq, real Chromium)
   it('creates the monitor, signs in on its run and prints the steps the doc shows; with a password that no longer works, the failure it shows', async () => {
     const local = script.replaceAll('localhost:3000', origin).replaceAll(LOGIN_URL, `${site.origin}/login`);
     expect(local, 'the login URL was swapped').to.include(`${site.origin}/login`);
-    const signedIn = await run(local, { KEY: hosted.fullKey });
+    const signedIn = await runBash(local, { KEY: hosted.fullKey });
     expect(signedIn.stderr).to.equal('');
     expect(signedIn.code).to.equal(0);
     expect(signedIn.stdout).to.equal(texts[0]);
@@ -78,7 +65,7 @@ describe('docs/monitors.md: Journeys, as written (bash, curl, jq, real Chromium)
     const [monitor] = (await hosted.api(hosted.fullKey).get('/api/monitors')).body as Array<{ id: string }>;
     expect((await hosted.api(hosted.fullKey).delete(`/api/monitors/${monitor!.id}`)).status).to.equal(200);
     const stale = local.replace(/export SHOP_PASSWORD='[^']+'/, "export SHOP_PASSWORD='not the password any more'");
-    const refused = await run(stale, { KEY: hosted.fullKey });
+    const refused = await runBash(stale, { KEY: hosted.fullKey });
     expect(refused.stderr).to.equal('');
     expect(refused.code).to.equal(0);
     expect(refused.stdout).to.equal(texts[1]);
